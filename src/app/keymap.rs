@@ -102,7 +102,7 @@ impl KeyContext {
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
     bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
-    bind(&[Key::char('/')], Action::OpenFilter, "filter by name or context").footer("filter"),
+    bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
     command_line("command line (:ctx NAME, :q)").footer("command"),
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
     HELP,

@@ -99,7 +99,8 @@ pub fn prepare(state: &mut AppState) {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
-        Screen::Clusters | Screen::ProvisionWizard | Screen::Action => &[],
+        Screen::Clusters => &[TableKind::Clusters],
+        Screen::ProvisionWizard | Screen::Action => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
     };
@@ -115,41 +116,32 @@ pub fn prepare(state: &mut AppState) {
     }
 }
 
+/// What was prepared for exactly this state, else `derive`d now.
+fn as_prepared<'a, T: Clone>(
+    state: &'a AppState,
+    prepared: Option<&'a T>,
+    derive: impl FnOnce() -> T,
+) -> Cow<'a, T> {
+    match prepared.filter(|_| state.prepared.fresh(state)) {
+        Some(value) => Cow::Borrowed(value),
+        None => Cow::Owned(derive()),
+    }
+}
+
 /// The table as prepared for this state, else derived now.
 pub fn table(state: &AppState, kind: TableKind) -> Cow<'_, TableData> {
-    match state
-        .prepared
-        .tables
-        .get(&kind)
-        .filter(|_| state.prepared.fresh(state))
-    {
-        Some(data) => Cow::Borrowed(data),
-        None => Cow::Owned(tables::table(state, kind)),
-    }
+    let prepared = state.prepared.tables.get(&kind);
+    as_prepared(state, prepared, || tables::table(state, kind))
 }
 
 /// A cluster's health as prepared for this state, else derived now.
 pub fn health<'a>(state: &'a AppState, name: &str, live: &ClusterLive) -> Cow<'a, ClusterHealth> {
-    match state
-        .prepared
-        .health
-        .get(name)
-        .filter(|_| state.prepared.fresh(state))
-    {
-        Some(h) => Cow::Borrowed(h),
-        None => Cow::Owned(cluster_health(live, state.now)),
-    }
+    let prepared = state.prepared.health.get(name);
+    as_prepared(state, prepared, || cluster_health(live, state.now))
 }
 
 /// The current cluster's version findings, as prepared or derived now.
 pub fn version_findings<'a>(state: &'a AppState, live: &ClusterLive) -> Cow<'a, VersionFindings> {
-    match state
-        .prepared
-        .versions
-        .as_ref()
-        .filter(|_| state.prepared.fresh(state))
-    {
-        Some(v) => Cow::Borrowed(v),
-        None => Cow::Owned(VersionFindings::of(&live.status)),
-    }
+    let prepared = state.prepared.versions.as_ref();
+    as_prepared(state, prepared, || VersionFindings::of(&live.status))
 }

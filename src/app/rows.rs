@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
+use crate::discovery::report::paired_by_word;
 use crate::fleet::problems::{NodeState, ProblemsByNode, Severity, node_state};
 use crate::fleet::summary::role_word;
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
@@ -79,11 +80,50 @@ pub const VERSION_COLUMNS: &[Column] = &[
     col("SCHEDULER", Width::Content),
 ];
 
+/// The discovery list's: how discovery put each cluster together.
+pub const CLUSTER_COLUMNS: &[Column] = &[
+    col("NAME", Width::Fill(3)).names().listed(),
+    col("TALOS CONTEXT", Width::Fill(3)),
+    col("KUBE CONTEXT", Width::Fill(3)),
+    col("ENDPOINTS", Width::Fill(4)),
+    col("PAIRED BY", Width::Content),
+];
+
 /// "talos-ctx / kube-ctx", with `-` for a side the cluster lacks.
 pub fn contexts_text(cluster: &Cluster) -> String {
     let talos = cluster.talos.as_ref().map(|t| t.name.as_str());
     let kube = cluster.kube.as_ref().map(|k| k.name.as_str());
     format!("{} / {}", talos.unwrap_or("-"), kube.unwrap_or("-"))
+}
+
+/// One row per discovered cluster: its contexts, the Talos endpoints (the API server of a
+/// cluster with only a kube context) and how it was paired; the cluster in use stands out.
+pub fn cluster_rows(state: &AppState) -> Vec<TableRow> {
+    (state.clusters.iter())
+        .map(|c| {
+            let in_use = state.current.as_deref() == Some(c.name.as_str());
+            let endpoints = match c.endpoints() {
+                [] => c.kube_server().unwrap_or_default().to_string(),
+                talos => talos.join(", "),
+            };
+            let paired = paired_by_word(c).unwrap_or("unpaired");
+            let paired_tone = if c.paired_by.is_some() {
+                Tone::Ok
+            } else {
+                Tone::Warn
+            };
+            TableRow {
+                key: c.name.clone(),
+                cells: vec![
+                    TableCell::new(&c.name, if in_use { Tone::Accent } else { Tone::Plain }),
+                    TableCell::maybe(c.talos_context()),
+                    TableCell::maybe(c.kube_context()),
+                    TableCell::maybe(Some(&endpoints)),
+                    TableCell::new(paired, paired_tone),
+                ],
+            }
+        })
+        .collect()
 }
 
 pub fn fleet_rows(state: &AppState) -> Vec<TableRow> {

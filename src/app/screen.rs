@@ -63,6 +63,8 @@ impl Pane {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TableKind {
     Fleet,
+    /// The discovery list (`:contexts`).
+    Clusters,
     Nodes,
     Etcd,
     Versions,

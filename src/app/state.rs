@@ -15,6 +15,7 @@ use crate::approval::PendingConfirmation;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
     pub fleet: TableView,
+    pub clusters: TableView,
     pub nodes: TableView,
     pub etcd: TableView,
     pub versions: TableView,
@@ -37,6 +38,7 @@ impl Default for Tables {
                 sort: super::rows::NODE_DEFAULT_SORT,
                 ..TableView::default()
             },
+            clusters: TableView::default(),
             etcd: TableView::default(),
             versions: TableView::default(),
             usage_asked: None,
@@ -49,6 +51,7 @@ impl Tables {
     pub fn get(&self, kind: TableKind) -> &TableView {
         match kind {
             TableKind::Fleet => &self.fleet,
+            TableKind::Clusters => &self.clusters,
             TableKind::Nodes => &self.nodes,
             TableKind::Etcd => &self.etcd,
             TableKind::Versions => &self.versions,
@@ -58,6 +61,7 @@ impl Tables {
     pub fn get_mut(&mut self, kind: TableKind) -> &mut TableView {
         match kind {
             TableKind::Fleet => &mut self.fleet,
+            TableKind::Clusters => &mut self.clusters,
             TableKind::Nodes => &mut self.nodes,
             TableKind::Etcd => &mut self.etcd,
             TableKind::Versions => &mut self.versions,
@@ -132,12 +136,8 @@ pub struct AppState {
     pub errors: Vec<DiscoveryError>,
     pub readonly: bool,
     pub screen: Screen,
-    /// Index into [`AppState::visible_clusters`].
-    pub selected: usize,
     /// The cluster in use (`--context`, `:ctx NAME`, Enter).
     pub current: Option<String>,
-    /// Case-insensitive substring over name and context names.
-    pub filter: String,
     pub input: Option<InputLine>,
     pub overlay: Option<Overlay>,
     pub message: Option<Message>,
@@ -209,9 +209,7 @@ impl AppState {
             errors: discovery.errors,
             readonly,
             screen: Screen::Fleet,
-            selected: 0,
             current: None,
-            filter: String::new(),
             input: None,
             overlay: None,
             message: None,
@@ -261,10 +259,9 @@ impl AppState {
     pub fn active_table(&self) -> Option<TableKind> {
         match self.screen {
             Screen::Fleet => Some(TableKind::Fleet),
+            Screen::Clusters => Some(TableKind::Clusters),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::Clusters | Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => {
-                None
-            }
+            Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => None,
             Screen::Capi => None,
             Screen::Module(_) => None,
         }
@@ -283,18 +280,6 @@ impl AppState {
                 .then_some(self.current.as_deref())
                 .flatten(),
         }
-    }
-
-    /// The clusters the filter lets through, in display order.
-    pub fn visible_clusters(&self) -> Vec<&Cluster> {
-        self.clusters
-            .iter()
-            .filter(|c| matches_filter(c, &self.filter))
-            .collect()
-    }
-
-    pub fn selected_cluster(&self) -> Option<&Cluster> {
-        self.visible_clusters().get(self.selected).copied()
     }
 
     pub fn cluster_names(&self) -> Vec<&str> {
@@ -317,22 +302,18 @@ impl AppState {
         names
     }
 
-    /// Makes `name` the cluster in use and selects it; false when unknown.
+    /// Makes `name` the cluster in use and selects it on the discovery list; false when
+    /// unknown.
     pub fn use_cluster(&mut self, name: &str) -> bool {
         if !self.clusters.iter().any(|c| c.name == name) {
             return false;
         }
-        self.filter.clear();
+        self.tables.clusters.filter.clear();
+        self.tables.clusters.selected = Some(name.to_string());
         self.current = Some(name.to_string());
-        self.selected = self
-            .visible_clusters()
-            .iter()
-            .position(|c| c.name == name)
-            .unwrap_or(0);
         true
     }
 
-    /// Keeps the selection inside the visible list after it changed.
     /// Keeps the message on the line in the log, when it is a new one.
     pub fn log_message(&mut self, before: Option<&Message>) {
         let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
@@ -343,22 +324,4 @@ impl AppState {
         }
         self.messages.push_back(message.clone());
     }
-
-    pub fn clamp_selection(&mut self) {
-        let n = self.visible_clusters().len();
-        self.selected = self.selected.min(n.saturating_sub(1));
-    }
-}
-
-/// Whether the filter lets `cluster` through: case-insensitive substring of
-/// its name, talos context or kube context. An empty filter lets all through.
-pub fn matches_filter(cluster: &Cluster, filter: &str) -> bool {
-    if filter.is_empty() {
-        return true;
-    }
-    let needle = filter.to_lowercase();
-    let hit = |s: &str| s.to_lowercase().contains(&needle);
-    hit(&cluster.name)
-        || cluster.talos.as_ref().is_some_and(|t| hit(&t.name))
-        || cluster.kube.as_ref().is_some_and(|k| hit(&k.name))
 }

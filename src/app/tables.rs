@@ -13,6 +13,8 @@ use super::state::AppState;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     Plain,
+    /// What stands out without being good or bad: the cluster in use.
+    Accent,
     Ok,
     Warn,
     Error,
@@ -98,6 +100,9 @@ pub enum Order {
     WorstFirst,
     /// By the cell's number, highest first (the busiest node first), unknown last.
     HighestFirst,
+    /// Not sorted: the rows as listed (the discovery list in discovery's order, as
+    /// `taloscope contexts` prints it); the title names no sort.
+    Listed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +160,14 @@ impl Column {
     pub const fn when_filled(self) -> Column {
         Column {
             when_filled: true,
+            ..self
+        }
+    }
+
+    /// The same column, keeping the rows as listed.
+    pub const fn listed(self) -> Column {
+        Column {
+            order: Order::Listed,
             ..self
         }
     }
@@ -261,6 +274,11 @@ impl TableData {
             .collect()
     }
 
+    /// The column the rows are sorted by, if they are.
+    pub fn sorted_by(&self, view: &TableView) -> Option<&Column> {
+        (self.columns.get(view.sort)).filter(|c| c.order != Order::Listed)
+    }
+
     /// Where the selection is: the selected row by identity, else the first.
     pub fn selected_index(&self, view: &TableView) -> usize {
         view.selected
@@ -280,12 +298,20 @@ impl TableData {
 pub fn table(state: &AppState, kind: TableKind) -> TableData {
     let (columns, rows) = match kind {
         TableKind::Fleet => (rows::FLEET_COLUMNS, rows::fleet_rows(state)),
+        TableKind::Clusters => (rows::CLUSTER_COLUMNS, rows::cluster_rows(state)),
         TableKind::Nodes => (rows::NODE_COLUMNS, rows::node_rows(state)),
         TableKind::Etcd => (rows::ETCD_COLUMNS, rows::etcd_rows(state)),
         TableKind::Versions => (rows::VERSION_COLUMNS, rows::version_rows(state)),
     };
     let view = state.tables.get(kind);
     shape(kind, columns, rows, view)
+}
+
+/// The key of the row selected in table `kind` (its first row when none is), as prepared
+/// for `state`.
+pub fn selected_key(state: &AppState, kind: TableKind) -> Option<String> {
+    let data = super::prepared::table(state, kind);
+    data.selected_key(state.tables.get(kind)).map(String::from)
 }
 
 /// Filters and sorts `rows` as `view` says.
@@ -308,6 +334,9 @@ pub fn shape(
         .collect();
     let sort = view.sort.min(columns.len().saturating_sub(1));
     let order = columns.get(sort).map_or(Order::Text, |c| c.order);
+    if order == Order::Listed {
+        return TableData::new(kind, columns, rows, total);
+    }
     rows.sort_by(|a, b| {
         let by_column = match (a.cells.get(sort), b.cells.get(sort)) {
             (Some(x), Some(y)) if order == Order::WorstFirst => severity(b)

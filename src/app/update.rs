@@ -164,7 +164,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Action => {
                     super::update_actions::on_screen(state, other)
                 }
-                None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
                 }
@@ -271,7 +270,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::Discovered(discovery) => {
-            let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
             state.clusters = discovery.clusters;
             state.errors = discovery.errors;
@@ -280,11 +278,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             {
                 state.current = None;
             }
-            let visible = state.visible_clusters();
-            state.selected = selected
-                .and_then(|name| visible.iter().position(|c| c.name == name))
-                .unwrap_or(0);
-            state.clamp_selection();
             state.message = Some(Message::info(format!(
                 "reloaded: {} clusters, {} discovery errors",
                 state.clusters.len(),
@@ -334,38 +327,6 @@ fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Eff
     (Message::info(message), effects)
 }
 
-fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let last = state.visible_clusters().len().saturating_sub(1);
-    match action {
-        Action::MoveDown => state.selected = (state.selected + 1).min(last),
-        Action::MoveUp => state.selected = state.selected.saturating_sub(1),
-        Action::MoveFirst => state.selected = 0,
-        Action::MoveLast => state.selected = last,
-        Action::PageDown => state.selected = (state.selected + state.page()).min(last),
-        Action::PageUp => state.selected = state.selected.saturating_sub(state.page()),
-        Action::UseSelected => {
-            if let Some(name) = state.selected_cluster().map(|c| c.name.clone()) {
-                state.message = Some(Message::info(format!("using cluster {name}")));
-                state.current = Some(name);
-            }
-        }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        Action::OpenFilter => {
-            let text = state.filter.clone();
-            state.open_input(InputKind::Filter, text);
-        }
-        Action::Back if state.filter.is_empty() => state.screen = Screen::Fleet,
-        Action::Back => {
-            state.filter.clear();
-            state.message = None;
-        }
-        _ => {}
-    }
-    Vec::new()
-}
-
 fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
     let Some(mut line) = state.input.take() else {
         return Vec::new();
@@ -412,18 +373,13 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-/// The filter of what is on screen: the discovery list's, or the table's.
+/// The filter of what is on screen: a screen module's, or the table's.
 fn set_filter(state: &mut AppState, text: String) {
     if super::shell::set_filter(state, &text) {
         return;
     }
-    match state.active_table() {
-        Some(kind) => state.tables.get_mut(kind).filter = text,
-        None => {
-            state.filter = text;
-            state.selected = 0;
-            state.clamp_selection();
-        }
+    if let Some(kind) = state.active_table() {
+        state.tables.get_mut(kind).filter = text;
     }
 }
 

@@ -2,8 +2,6 @@
 //! the selection by row identity, sorting, panes, refresh and pause, folding
 //! poller reports into the fleet model, and the poller requests that follow
 //! from what is on screen.
-use std::time::Instant;
-
 use super::action::{Action, Effect, PollerCommand};
 use super::message::Message;
 use super::screen::{Pane, Screen, TableKind};
@@ -83,13 +81,9 @@ pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
         return None;
     };
     let live = state.current_live().filter(|l| l.poll_finished.is_some())?;
-    let nodes: Vec<crate::machine_config::DriftTarget> = (live.status.nodes.iter())
+    let nodes: Vec<_> = (live.status.nodes.iter())
         .filter(|n| !n.address.is_empty() && n.role != crate::fleet::NodeRole::Unknown)
-        .map(|n| crate::machine_config::DriftTarget {
-            name: n.name.clone(),
-            address: n.address.clone(),
-            role: n.role.as_str().to_string(),
-        })
+        .map(|n| n.drift_target())
         .collect();
     let addresses: Vec<String> = nodes.iter().map(|n| n.address.clone()).collect();
     let cluster = live.status.name.clone();
@@ -110,38 +104,14 @@ fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
     (data.rows.iter().skip(first).take(room))
         .filter_map(|row| live.status.nodes.iter().find(|n| n.address == row.key))
         .filter(|n| !n.address.is_empty())
-        .map(|n| crate::node_resources::NodeIdentity {
-            name: n.name.clone(),
-            address: n.address.clone(),
-            machine_type: n.role.as_str().to_string(),
-        })
+        .map(|n| n.identity())
         .collect()
 }
 
 /// The address of the node the detail view shows: the nodes table's
 /// selection, else its first row.
 pub fn detail_node_key(state: &AppState) -> Option<String> {
-    let data = super::prepared::table(state, TableKind::Nodes);
-    data.selected_key(state.tables.get(TableKind::Nodes))
-        .map(String::from)
-}
-
-fn event_time(event: &FleetEvent) -> Instant {
-    match event {
-        FleetEvent::PollStarted { at, .. }
-        | FleetEvent::ClusterInfo { at, .. }
-        | FleetEvent::Node { at, .. }
-        | FleetEvent::Etcd { at, .. }
-        | FleetEvent::Kubernetes { at, .. }
-        | FleetEvent::Membership { at, .. }
-        | FleetEvent::PollFinished { at, .. }
-        | FleetEvent::NodeServices { at, .. }
-        | FleetEvent::NodeEvent { at, .. }
-        | FleetEvent::Certificates { at, .. }
-        | FleetEvent::NodeUsage { at, .. }
-        | FleetEvent::ConfigDrift { at, .. } => *at,
-        FleetEvent::Capi { at, .. } => *at,
-    }
+    tables::selected_key(state, TableKind::Nodes)
 }
 
 /// Folds a report in, or holds it while paused. Returns whether the screen
@@ -159,7 +129,7 @@ pub fn on_fleet_event(state: &mut AppState, event: FleetEvent) -> bool {
 }
 
 fn fold(state: &mut AppState, event: FleetEvent) -> bool {
-    let at = event_time(&event);
+    let at = event.at();
     state.now = Some(state.now.map_or(at, |now| now.max(at)));
     let cluster = event.cluster().to_string();
     let start = matches!(event, FleetEvent::PollStarted { .. });
@@ -254,15 +224,19 @@ pub fn open_cluster(state: &mut AppState) {
     state.screen = Screen::Cluster(Pane::Nodes);
 }
 
+/// Enter on the fleet: its selected cluster in use, on its nodes pane.
+fn open_selected_cluster(state: &mut AppState) {
+    if let Some(name) = tables::selected_key(state, TableKind::Fleet) {
+        state.use_cluster(&name);
+        open_cluster(state);
+    }
+}
+
 /// `:nodes`, `:etcd`, `:versions`: the pane of the cluster in use, or of the
 /// fleet's selected cluster when none is in use yet.
 pub fn show_pane(state: &mut AppState, pane: Pane) {
     if state.current.is_none() && state.screen == Screen::Fleet {
-        let data = tables::table(state, TableKind::Fleet);
-        if let Some(name) = data.selected_key(&state.tables.fleet).map(String::from) {
-            state.use_cluster(&name);
-            open_cluster(state);
-        }
+        open_selected_cluster(state);
     }
     if state.current.is_none() {
         state.message = Some(Message::warn(
@@ -323,11 +297,11 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.node_events = Default::default();
         }
         Action::OpenSelected | Action::UseSelected => match state.screen {
-            Screen::Fleet => {
-                let data = tables::table(state, TableKind::Fleet);
-                if let Some(name) = data.selected_key(&state.tables.fleet).map(String::from) {
-                    state.use_cluster(&name);
-                    open_cluster(state);
+            Screen::Fleet => open_selected_cluster(state),
+            Screen::Clusters => {
+                if let Some(name) = tables::selected_key(state, TableKind::Clusters) {
+                    state.message = Some(Message::info(format!("using cluster {name}")));
+                    state.current = Some(name);
                 }
             }
             Screen::Cluster(Pane::Nodes) => {
@@ -367,7 +341,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             (_, Some(kind)) if !state.tables.get(kind).filter.is_empty() => {
                 state.tables.get_mut(kind).filter.clear();
             }
-            (Screen::Cluster(_), _) => state.screen = Screen::Fleet,
+            (Screen::Cluster(_) | Screen::Clusters, _) => state.screen = Screen::Fleet,
             (Screen::NodeDetail, _) => state.screen = Screen::Cluster(Pane::Nodes),
             _ => state.message = None,
         },

@@ -214,7 +214,7 @@ fn filter_applies_to_the_table_on_screen() {
     update(&mut s, Action::Submit);
     assert_eq!(tables::table(&s, TableKind::Nodes).rows.len(), 1);
     assert!(
-        s.filter.is_empty(),
+        s.tables.clusters.filter.is_empty(),
         "the discovery list's filter is untouched"
     );
     update(&mut s, Action::Back);

@@ -11,7 +11,7 @@ use super::provision::{
     Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceList,
     Wizard,
 };
-use super::screen::{Pane, Screen};
+use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
@@ -32,7 +32,7 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
     let name = state
         .cluster_on_screen()
         .map(str::to_string)
-        .or_else(|| state.selected_cluster().map(|c| c.name.clone()));
+        .or_else(|| super::tables::selected_key(state, TableKind::Clusters));
     let Some(cluster) = name.and_then(|n| state.clusters.iter().find(|c| c.name == n).cloned())
     else {
         state.message = Some(Message::warn(

@@ -38,6 +38,17 @@ fn state() -> AppState {
     state
 }
 
+/// The discovery list's selected cluster.
+fn selected(s: &AppState) -> Option<String> {
+    crate::app::tables::selected_key(s, crate::app::screen::TableKind::Clusters)
+}
+
+/// The clusters the discovery list shows, in its order.
+fn listed(s: &AppState) -> Vec<String> {
+    let data = crate::app::tables::table(s, crate::app::screen::TableKind::Clusters);
+    data.rows.into_iter().map(|r| r.key).collect()
+}
+
 fn type_text(s: &mut AppState, text: &str) {
     for c in text.chars() {
         update(s, Action::Insert(c));
@@ -48,15 +59,15 @@ fn type_text(s: &mut AppState, text: &str) {
 fn moves_within_bounds() {
     let mut s = state();
     update(&mut s, Action::MoveUp);
-    assert_eq!(s.selected, 0);
+    assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
     for _ in 0..5 {
         update(&mut s, Action::MoveDown);
     }
-    assert_eq!(s.selected, 2);
+    assert_eq!(selected(&s).as_deref(), Some("staging"));
     update(&mut s, Action::MoveFirst);
-    assert_eq!(s.selected, 0);
+    assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
     update(&mut s, Action::MoveLast);
-    assert_eq!(s.selected, 2);
+    assert_eq!(selected(&s).as_deref(), Some("staging"));
 }
 
 #[test]
@@ -70,18 +81,13 @@ fn filter_matches_names_and_contexts_case_insensitively() {
     let mut s = state();
     update(&mut s, Action::OpenFilter);
     type_text(&mut s, "LAB");
-    let names: Vec<&str> = s
-        .visible_clusters()
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
-    assert_eq!(names, vec!["staging"]);
+    assert_eq!(listed(&s), vec!["staging"]);
     update(&mut s, Action::Submit);
     assert!(s.input.is_none());
-    assert_eq!(s.filter, "LAB");
+    assert_eq!(s.tables.clusters.filter, "LAB");
     // Esc on the list clears the kept filter.
     update(&mut s, Action::Back);
-    assert_eq!(s.visible_clusters().len(), 3);
+    assert_eq!(listed(&s).len(), 3);
 }
 
 #[test]
@@ -90,10 +96,10 @@ fn esc_in_filter_clears_it() {
     update(&mut s, Action::OpenFilter);
     type_text(&mut s, "prod");
     update(&mut s, Action::MoveDown);
-    assert_eq!(s.visible_clusters().len(), 2);
+    assert_eq!(listed(&s).len(), 2);
     update(&mut s, Action::Back);
     assert!(s.input.is_none());
-    assert!(s.filter.is_empty());
+    assert!(s.tables.clusters.filter.is_empty());
 }
 
 #[test]
@@ -108,7 +114,7 @@ fn ctx_command_uses_a_cluster() {
     );
     update(&mut s, Action::Submit);
     assert_eq!(s.current.as_deref(), Some("staging"));
-    assert_eq!(s.selected, 2);
+    assert_eq!(selected(&s).as_deref(), Some("staging"));
     assert!(s.input.is_none());
 
     update(&mut s, Action::OpenCommandLine);
@@ -218,7 +224,7 @@ fn help_and_errors_overlays_close_with_back() {
     assert_eq!(s.overlay, Some(Overlay::Errors { scroll: 0 }));
     // Keys in an overlay do not move the list underneath.
     update(&mut s, Action::MoveDown);
-    assert_eq!(s.selected, 0);
+    assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
 }
 
 #[test]
@@ -270,10 +276,7 @@ fn reload_replaces_clusters_and_keeps_selection() {
         &mut s,
         Action::Event(AppEvent::Discovered(Box::new(discovery))),
     );
-    assert_eq!(
-        s.selected_cluster().map(|c| c.name.as_str()),
-        Some("prod-us")
-    );
+    assert_eq!(selected(&s).as_deref(), Some("prod-us"));
     assert_eq!(s.current, None, "a cluster that vanished is not in use");
 }
 

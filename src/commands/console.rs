@@ -301,7 +301,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
         }
         return state;
     }
-    let current = state.clusters.iter().position(|c| {
+    let current = state.clusters.iter().find(|c| {
         c.talos
             .as_ref()
             .is_some_and(|t| Some(&t.name) == current_talos.as_ref())
@@ -309,9 +309,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
                 .as_ref()
                 .is_some_and(|k| Some(&k.name) == current_kube.as_ref())
     });
-    if let Some(i) = current {
-        state.selected = i;
-    }
+    state.tables.clusters.selected = current.map(|c| c.name.clone());
     state
 }
 
@@ -357,7 +355,7 @@ mod tests {
     #[test]
     fn current_context_is_selected_not_used() {
         let state = initial_state(discovery(), &GlobalArgs::default());
-        assert_eq!(state.selected, 1);
+        assert_eq!(state.tables.clusters.selected.as_deref(), Some("b"));
         assert_eq!(state.current, None);
     }
 

@@ -68,15 +68,16 @@ impl<'a> From<&'a DiscoveryError> for ErrorEntry<'a> {
     }
 }
 
-/// How a cluster came together, in the operator's words.
-pub fn paired_by_word(cluster: &Cluster) -> &'static str {
+/// How a cluster came together, in the operator's words; none when its contexts were not
+/// paired (the console's discovery list says so too).
+pub fn paired_by_word(cluster: &Cluster) -> Option<&'static str> {
     match (cluster.paired_by, &cluster.talos, &cluster.kube) {
-        (Some(PairedBy::Config), _, _) => "config",
-        (Some(PairedBy::Name), _, _) => "name",
-        (Some(PairedBy::Address), _, _) => "address",
-        (None, Some(_), None) => "talos only",
-        (None, None, Some(_)) => "kube only",
-        (None, _, _) => "-",
+        (Some(PairedBy::Config), _, _) => Some("config"),
+        (Some(PairedBy::Name), _, _) => Some("name"),
+        (Some(PairedBy::Address), _, _) => Some("address"),
+        (None, Some(_), None) => Some("talos only"),
+        (None, None, Some(_)) => Some("kube only"),
+        (None, _, _) => None,
     }
 }
 
@@ -98,7 +99,7 @@ pub fn table(discovery: &Discovery) -> String {
                 } else {
                     endpoints
                 },
-                paired_by_word(c).to_owned(),
+                paired_by_word(c).unwrap_or("-").to_owned(),
                 c.alternate_contexts().join(","),
             ]
         })

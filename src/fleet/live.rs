@@ -121,6 +121,25 @@ impl FleetEvent {
             FleetEvent::Capi { .. } => "",
         }
     }
+
+    /// When the report was made.
+    pub fn at(&self) -> Instant {
+        match self {
+            FleetEvent::PollStarted { at, .. }
+            | FleetEvent::ClusterInfo { at, .. }
+            | FleetEvent::Node { at, .. }
+            | FleetEvent::Etcd { at, .. }
+            | FleetEvent::Kubernetes { at, .. }
+            | FleetEvent::Membership { at, .. }
+            | FleetEvent::PollFinished { at, .. }
+            | FleetEvent::NodeServices { at, .. }
+            | FleetEvent::NodeEvent { at, .. }
+            | FleetEvent::Certificates { at, .. }
+            | FleetEvent::NodeUsage { at, .. }
+            | FleetEvent::ConfigDrift { at, .. }
+            | FleetEvent::Capi { at, .. } => *at,
+        }
+    }
 }
 
 /// What the console knows of one cluster, and since when.

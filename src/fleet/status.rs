@@ -227,6 +227,26 @@ pub struct NodeStatus {
 }
 
 impl NodeStatus {
+    /// Who the node is to a usage read: name, address and role (the console's nodes pane,
+    /// its resources screen and `top` read the same figures of it).
+    pub fn identity(&self) -> crate::node_resources::NodeIdentity {
+        crate::node_resources::NodeIdentity {
+            name: self.name.clone(),
+            address: self.address.clone(),
+            machine_type: self.role.as_str().to_string(),
+        }
+    }
+
+    /// Who the node is to a drift read: its configuration is compared with its role's (the
+    /// console's DRIFT column and `config drift` alike).
+    pub fn drift_target(&self) -> crate::machine_config::DriftTarget {
+        crate::machine_config::DriftTarget {
+            name: self.name.clone(),
+            address: self.address.clone(),
+            role: self.role.as_str().to_string(),
+        }
+    }
+
     /// A node that could not be asked at all, named by its address.
     pub fn failed(address: &str, error: String) -> NodeStatus {
         NodeStatus {

@@ -9,50 +9,33 @@ use super::Look;
 use crate::discovery::DiscoveryError;
 use crate::tui::Role;
 
-pub struct ErrorList<'a> {
-    errors: &'a [DiscoveryError],
-    look: &'a Look,
-    scroll: u16,
-}
-
-impl<'a> ErrorList<'a> {
-    pub fn new(errors: &'a [DiscoveryError], look: &'a Look, scroll: u16) -> ErrorList<'a> {
-        ErrorList {
-            errors,
-            look,
-            scroll,
-        }
+/// Draws the list over `area`, scrolled by `scroll`.
+pub fn render(errors: &[DiscoveryError], look: &Look, scroll: u16, area: Rect, buf: &mut Buffer) {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    let mut lines = Vec::new();
+    if errors.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("{} no discovery errors", g.ok),
+            s.get(Role::Muted),
+        )));
     }
-}
-
-impl Widget for &ErrorList<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let g = &self.look.glyphs;
-        let mut lines = Vec::new();
-        if self.errors.is_empty() {
-            lines.push(Line::from(Span::styled(
-                format!("{} no discovery errors", g.ok),
-                s.get(Role::Muted),
-            )));
+    for e in errors {
+        let mut head = vec![
+            Span::styled(format!("{} ", g.error), s.get(Role::Error)),
+            Span::styled(e.file.display().to_string(), s.get(Role::Accent)),
+        ];
+        if let Some(ctx) = &e.context {
+            head.push(Span::styled(format!("  context {ctx}"), s.get(Role::Text)));
         }
-        for e in self.errors {
-            let mut head = vec![
-                Span::styled(format!("{} ", g.error), s.get(Role::Error)),
-                Span::styled(e.file.display().to_string(), s.get(Role::Accent)),
-            ];
-            if let Some(ctx) = &e.context {
-                head.push(Span::styled(format!("  context {ctx}"), s.get(Role::Text)));
-            }
-            lines.push(Line::from(head));
-            lines.push(Line::from(Span::styled(
-                format!("  {}", e.message),
-                s.get(Role::Text),
-            )));
-        }
-        let title = format!(" Discovery errors ({}) ", self.errors.len());
-        render_list_overlay(self.look, title, lines, self.scroll, area, buf);
+        lines.push(Line::from(head));
+        lines.push(Line::from(Span::styled(
+            format!("  {}", e.message),
+            s.get(Role::Text),
+        )));
     }
+    let title = format!(" Discovery errors ({}) ", errors.len());
+    render_list_overlay(look, title, lines, scroll, area, buf);
 }
 
 /// A popup over all of `area` titled `title`, holding `lines` wrapped and

@@ -5,22 +5,23 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::clusters::errors_line;
-use super::table::{DataTable, pane_block};
+use super::table::DataTable;
+use crate::fleet::summary::ClusterHealth;
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
-use crate::fleet::RolloutStatus;
+use crate::fleet::{ClusterLive, RolloutStatus};
 use crate::tui::Role;
 
 /// "upgrade in progress by bob@jump2, node 3 of 5 (cp-3, rebooting)" in
 /// `width` columns; shared with the cluster view's summary. When it does not
 /// fit, the current node goes first, then the holder's name is cut in the middle
 /// (its start says who, its end which run): who and how far always show.
-pub(super) fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'static> {
+fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'static> {
     use unicode_width::UnicodeWidthStr;
     let g = &look.glyphs;
     let width = width as usize;
@@ -44,102 +45,98 @@ pub(super) fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> 
     Line::from(Span::styled(text, look.styles.get(Role::Warn)))
 }
 
-pub struct FleetView<'a> {
-    state: &'a AppState,
-    look: &'a Look,
+/// The cluster's live data once it answered or failed to: what its summary lines speak of.
+pub(super) fn answered(live: Option<&ClusterLive>) -> Option<&ClusterLive> {
+    live.filter(|l| l.has_data() || l.status.error.is_some())
 }
 
-impl<'a> FleetView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> FleetView<'a> {
-        FleetView { state, look }
+/// Who is rolling the cluster out, if anyone, above `health`, wrapped into `area`: the
+/// fleet's line of the selected cluster and the cluster view's summary.
+pub(super) fn render_summary(
+    rollout: Option<&RolloutStatus>,
+    health: Line<'static>,
+    look: &Look,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let mut text = Text::default();
+    if let Some(rollout) = rollout {
+        text.push_line(rollout_line(rollout, look, area.width));
     }
+    text.push_line(health);
+    Paragraph::new(text)
+        .wrap(Wrap { trim: true })
+        .render(area, buf);
+}
 
-    /// What is wrong with the selected cluster, all of it, on one line.
-    fn selected_line(&self, key: Option<&str>) -> Line<'static> {
-        let s = &self.look.styles;
-        let g = &self.look.glyphs;
-        let Some(name) = key else {
-            return Line::default();
-        };
-        let contexts = self
-            .state
-            .clusters
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| {
-                let talos = c.talos.as_ref().map_or(g.none, |t| t.name.as_str());
-                let kube = c.kube.as_ref().map_or(g.none, |k| k.name.as_str());
-                match self.state.fleet.capi.owner(name) {
-                    Some(owner) => format!(" (talos {talos}, kube {kube}; CAPI: {owner})"),
-                    None => format!(" (talos {talos}, kube {kube})"),
-                }
-            })
-            .unwrap_or_default();
-        let label = format!("{name}{contexts}");
-        let live = self.state.fleet.cluster(name);
-        let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
-            return Line::from(Span::styled(
-                format!("{label}: no answer yet"),
-                s.get(Role::Muted),
-            ));
-        };
-        let h = prepared::health(self.state, name, live);
-        if h.problems.is_empty() {
-            let mut spans = vec![Span::styled(
-                format!(
-                    "{} {label}: all {} nodes Ready, etcd can lose {}",
-                    g.ok, h.nodes_total, h.quorum.tolerates
-                ),
-                s.get(Role::Ok),
-            )];
-            // Information (a cordon) is said, not warned about.
-            if !h.notes.is_empty() {
-                spans.push(Span::styled(
-                    format!("; {}", h.notes.join("; ")),
-                    s.get(Role::Text),
-                ));
+/// `well` after the all-well glyph with the notes (information, such as a cordon, is said,
+/// not warned about), or `head` after the error glyph with every problem.
+pub(super) fn health_line(
+    h: &ClusterHealth,
+    look: &Look,
+    well: String,
+    head: &str,
+) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    if !h.problems.is_empty() {
+        let text = format!("{} {head}: {}", g.error, h.problems.join("; "));
+        return Line::from(Span::styled(text, s.get(Role::Error)));
+    }
+    let mut spans = vec![Span::styled(format!("{} {well}", g.ok), s.get(Role::Ok))];
+    if !h.notes.is_empty() {
+        let notes = format!("; {}", h.notes.join("; "));
+        spans.push(Span::styled(notes, s.get(Role::Text)));
+    }
+    Line::from(spans)
+}
+
+/// What is wrong with the selected cluster, all of it, on one line.
+fn selected_line(state: &AppState, look: &Look, key: Option<&str>) -> Line<'static> {
+    let g = &look.glyphs;
+    let Some(name) = key else {
+        return Line::default();
+    };
+    let contexts = (state.clusters.iter().find(|c| c.name == name))
+        .map(|c| {
+            let talos = c.talos.as_ref().map_or(g.none, |t| t.name.as_str());
+            let kube = c.kube.as_ref().map_or(g.none, |k| k.name.as_str());
+            match state.fleet.capi.owner(name) {
+                Some(owner) => format!(" (talos {talos}, kube {kube}; CAPI: {owner})"),
+                None => format!(" (talos {talos}, kube {kube})"),
             }
-            return Line::from(spans);
-        }
-        Line::from(Span::styled(
-            format!("{} {label}: {}", g.error, h.problems.join("; ")),
-            s.get(Role::Error),
-        ))
-    }
+        })
+        .unwrap_or_default();
+    let label = format!("{name}{contexts}");
+    let Some(live) = answered(state.fleet.cluster(name)) else {
+        let text = format!("{label}: no answer yet");
+        return Line::from(Span::styled(text, look.styles.get(Role::Muted)));
+    };
+    let h = prepared::health(state, name, live);
+    let well = format!(
+        "{label}: all {} nodes Ready, etcd can lose {}",
+        h.nodes_total, h.quorum.tolerates
+    );
+    health_line(&h, look, well, &label)
 }
 
-impl Widget for &FleetView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let data = prepared::table(self.state, TableKind::Fleet);
-        let table = DataTable {
-            data: &data,
-            view: &self.state.tables.fleet,
-            look: self.look,
-            title: "Clusters",
-            active: true,
-            empty: "No clusters found in kubeconfig or talosconfig. `taloscope info` shows where taloscope looked.",
-        };
-        let block = pane_block(self.look, table.title_spans(), false);
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let [rows, selected, errors] = inner.layout(&Layout::vertical([
-            Constraint::Fill(1),
-            Constraint::Length(2),
-            Constraint::Length(1),
-        ]));
-        table.render_rows(rows, buf);
-        let key = data.selected_key(&self.state.tables.fleet);
-        let rollout = key
-            .and_then(|k| self.state.fleet.cluster(k))
-            .and_then(|l| l.status.rollout.as_ref());
-        let mut text = Text::default();
-        if let Some(rollout) = rollout {
-            text.push_line(rollout_line(rollout, self.look, selected.width));
-        }
-        text.push_line(self.selected_line(key));
-        Paragraph::new(text)
-            .wrap(ratatui::widgets::Wrap { trim: true })
-            .render(selected, buf);
-        Paragraph::new(errors_line(self.state, self.look)).render(errors, buf);
-    }
+/// Draws the fleet into `area`.
+pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
+    let data = prepared::table(state, TableKind::Fleet);
+    let table = DataTable::pane(state, &data, look, true);
+    // The table has the keys, but the block is the whole screen's: not accented.
+    let inner = table.frame(area, buf, false);
+    let [rows, selected, errors] = inner.layout(&Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(2),
+        Constraint::Length(1),
+    ]));
+    table.render_rows(rows, buf);
+    let key = data.selected_key(&state.tables.fleet);
+    let rollout = key
+        .and_then(|k| state.fleet.cluster(k))
+        .and_then(|l| l.status.rollout.as_ref());
+    let line = selected_line(state, look, key);
+    render_summary(rollout, line, look, selected, buf);
+    Paragraph::new(errors_line(state, look)).render(errors, buf);
 }

@@ -34,7 +34,6 @@ pub mod logs;
 pub mod message_line;
 pub mod messages;
 pub mod node_detail;
-pub mod nodes;
 pub mod plan;
 mod plan_parts;
 pub mod progress;
@@ -80,8 +79,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, look: &Look) {
 /// only when this differs from the last frame.
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, look: &Look) -> Option<Position> {
     let cursor = if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let question = state.quit_question.as_deref();
-        (&too_small::TooSmall::new(area.width, area.height, question, look)).render(area, buf);
+        too_small::render(state.quit_question.as_deref(), look, area, buf);
         None
     } else {
         render_console(buf, state, look, area)
@@ -99,17 +97,17 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Constraint::Length(message_line::input_rows(state, look, area.width)),
         Constraint::Length(1),
     ]));
-    (&header::Header::new(state, look)).render(top, buf);
+    header::render(state, look, top, buf);
     // A module that pops up over a screen: that screen first, the module over it.
     let under = match state.screen {
         Screen::Module(name) => state.screens.get(name).and_then(|m| m.drawn_over()),
         _ => None,
     };
     match under.unwrap_or(state.screen) {
-        Screen::Clusters => (&clusters::ClusterList::new(state, look)).render(body, buf),
-        Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
-        Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
-        Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
+        Screen::Clusters => clusters::render(state, look, body, buf),
+        Screen::Fleet => fleet::render(state, look, body, buf),
+        Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
+        Screen::NodeDetail => node_detail::render(state, look, body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
@@ -124,26 +122,22 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
                 module.draw(body, buf, &crate::app::shell::shared(state), look);
             }
         }
-        Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
+        Screen::Capi => capi::render(state, look, body, buf),
     }
     if let (Some(_), Screen::Module(name)) = (under, state.screen)
         && let Some(module) = state.screens.get(name)
     {
         module.draw(body, buf, &crate::app::shell::shared(state), look);
     }
-    let bottom = footer::InputLineView::new(state, look);
-    (&bottom).render(input, buf);
-    let mut cursor = bottom.cursor_x(input).map(|x| Position::new(x, input.y));
-    (&footer::Footer::new(state, look)).render(hints, buf);
+    let mut cursor = footer::render_input(state, look, input, buf);
+    footer::render_hints(state, look, hints, buf);
     match &state.overlay {
         None => {}
         Some(Overlay::Help { scroll }) => help::render(state, look, *scroll, body, buf),
         Some(Overlay::Messages { scroll }) => {
-            (&messages::MessageLog::new(&state.messages, look, *scroll)).render(body, buf)
+            messages::render(&state.messages, look, *scroll, body, buf)
         }
-        Some(Overlay::Errors { scroll }) => {
-            (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
-        }
+        Some(Overlay::Errors { scroll }) => errors::render(&state.errors, look, *scroll, body, buf),
         Some(Overlay::Explain {
             title,
             text,

@@ -12,9 +12,13 @@ use ratatui::widgets::{
 };
 
 use super::{Look, fit, fit_apart};
-use crate::app::screen::TableView;
+use crate::app::screen::{TableKind, TableView};
+use crate::app::state::AppState;
 use crate::app::tables::{TableData, Tone, Width, text_width};
 use crate::tui::Role;
+
+/// What the fleet and the discovery list say when discovery found nothing.
+const NO_CLUSTERS: &str = "No clusters found in kubeconfig or talosconfig. `taloscope info` shows where taloscope looked.";
 
 /// One column to lay out: how it takes its width, its content's width (the
 /// widest cell) and its title's (with the sort arrow).
@@ -89,6 +93,7 @@ pub fn tone_style(look: &Look, tone: Tone) -> Style {
     let s = &look.styles;
     match tone {
         Tone::Plain => s.get(Role::Text),
+        Tone::Accent => s.get(Role::Accent),
         Tone::Ok => s.get(Role::Ok),
         Tone::Warn => s.get(Role::Warn),
         Tone::Error => s.get(Role::Error),
@@ -130,7 +135,41 @@ pub struct DataTable<'a> {
     pub empty: &'a str,
 }
 
-impl DataTable<'_> {
+impl<'a> DataTable<'a> {
+    /// One of the console's own tables (the fleet and the cluster's panes) as `state` looks
+    /// at it; its title and what it says while empty go with its kind.
+    pub fn pane(
+        state: &'a AppState,
+        data: &'a TableData,
+        look: &'a Look,
+        active: bool,
+    ) -> DataTable<'a> {
+        let (title, empty) = match data.kind {
+            TableKind::Fleet | TableKind::Clusters => ("Clusters", NO_CLUSTERS),
+            TableKind::Nodes => ("Nodes", "No node has answered yet."),
+            TableKind::Etcd => ("etcd", "No etcd member known yet."),
+            TableKind::Versions => ("Versions", "No node has answered yet."),
+        };
+        let view = state.tables.get(data.kind);
+        DataTable {
+            data,
+            view,
+            look,
+            title,
+            active,
+            empty,
+        }
+    }
+
+    /// Draws the table's block (accented when `accent`) and gives the area inside it, for
+    /// a pane that draws more than the rows.
+    pub fn frame(&self, area: Rect, buf: &mut Buffer, accent: bool) -> Rect {
+        let block = pane_block(self.look, self.title_spans(), accent);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        inner
+    }
+
     /// The title spans: name, row count, filter and sort.
     pub fn title_spans(&self) -> Vec<Span<'static>> {
         let s = &self.look.styles;
@@ -152,7 +191,7 @@ impl DataTable<'_> {
                 s.get(Role::Accent),
             ));
         }
-        if let Some(column) = self.data.columns.get(self.view.sort) {
+        if let Some(column) = self.data.sorted_by(self.view) {
             let arrow = if self.view.reverse {
                 g.sort_down
             } else {
@@ -213,7 +252,7 @@ impl DataTable<'_> {
             .iter()
             .map(|i| {
                 let c = &self.data.columns[*i];
-                if *i == self.view.sort {
+                if *i == self.view.sort && self.data.sorted_by(self.view).is_some() {
                     format!("{}{arrow}", c.title)
                 } else {
                     c.title.to_string()

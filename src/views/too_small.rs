@@ -8,45 +8,22 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::{Look, MIN_HEIGHT, MIN_WIDTH};
 use crate::tui::Role;
 
-pub struct TooSmall<'a> {
-    width: u16,
-    height: u16,
-    question: Option<&'a str>,
-    look: &'a Look,
-}
-
-impl<'a> TooSmall<'a> {
-    pub fn new(width: u16, height: u16, question: Option<&'a str>, look: &'a Look) -> TooSmall<'a> {
-        TooSmall {
-            width,
-            height,
-            question,
-            look,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        format!(
-            "terminal too small: {}x{}, need {MIN_WIDTH}x{MIN_HEIGHT}",
-            self.width, self.height
-        )
-    }
-}
-
-impl Widget for &TooSmall<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let last = self.question.unwrap_or("q quits; other keys wait");
-        let lines = 2;
-        let y = area.y + area.height.saturating_sub(lines) / 2;
-        let inner = Rect {
-            y,
-            height: area.height.saturating_sub(y - area.y),
-            ..area
-        };
-        Paragraph::new(vec![self.text().into(), last.to_string().into()])
-            .style(self.look.styles.get(Role::Warn))
-            .alignment(Alignment::Center)
-            .wrap(Wrap { trim: true })
-            .render(inner, buf);
-    }
+/// Draws the too-small screen over all of `area`: the terminal's size and the size needed,
+/// then `question` (the quit question) or that q quits.
+pub fn render(question: Option<&str>, look: &Look, area: Rect, buf: &mut Buffer) {
+    let (width, height) = (area.width, area.height);
+    let text = format!("terminal too small: {width}x{height}, need {MIN_WIDTH}x{MIN_HEIGHT}");
+    let last = question.unwrap_or("q quits; other keys wait");
+    let lines = 2;
+    let y = area.y + area.height.saturating_sub(lines) / 2;
+    let inner = Rect {
+        y,
+        height: area.height.saturating_sub(y - area.y),
+        ..area
+    };
+    Paragraph::new(vec![text.into(), last.to_string().into()])
+        .style(look.styles.get(Role::Warn))
+        .alignment(Alignment::Center)
+        .wrap(Wrap { trim: true })
+        .render(inner, buf);
 }
