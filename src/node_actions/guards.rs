@@ -41,11 +41,14 @@ pub fn action_guards(
     lease: &LeaseReading,
     survey: &NodeSurvey,
 ) -> Vec<Guard> {
-    let mut guards = vec![role(roles), lease_guard(&plan.cluster, lease)];
+    let mut guards = vec![
+        role_for(roles, &plan.operation),
+        lease_guard(&plan.cluster, lease),
+    ];
     if plan.takes_node_down() {
         guards.push(quorum_after_losing(status, &plan.node));
     }
-    if plan.operation == NodeOperation::Reboot {
+    if plan.operation.facts().comes_back {
         guards.push(wait_can_finish(plan, status));
     }
     if plan.drains() {
@@ -105,6 +108,17 @@ fn wait_can_finish(plan: &NodeActionPlan, status: &ClusterStatus) -> Guard {
         id,
         format!("{node} is back when it runs, is Ready and its etcd member is healthy"),
     )
+}
+
+/// The client's role may make `operation`'s call: [`role`], or os:admin alone for what Talos
+/// answers only for it.
+fn role_for(roles: &Roles, operation: &NodeOperation) -> Guard {
+    if !operation.facts().admin_only {
+        return role(roles);
+    }
+    let what = format!("{}; Talos allows it for os:admin only", operation.verb());
+    // Talos answers upgrades for os:admin alone too.
+    role_guard(GuardId::NodeActionRole, roles, roles.may_upgrade(), &what)
 }
 
 /// The client's role may act on nodes (os:operator or os:admin).

@@ -46,15 +46,19 @@ impl NodeAction {
         observer: ClusterObserver,
         options: NodeActionOptions,
     ) -> NodeAction {
-        let kube = observer.kube.is_some();
-        let steps = match plan.operation {
-            NodeOperation::Reboot if kube => {
-                vec![NodeStep::Drain, NodeStep::Act, NodeStep::Uncordon]
-            }
-            NodeOperation::Shutdown if kube => vec![NodeStep::Drain, NodeStep::Act],
-            NodeOperation::Drain => vec![NodeStep::Drain],
-            _ => vec![NodeStep::Act],
-        };
+        let (kube, facts) = (observer.kube.is_some(), plan.operation.facts());
+        // A drain is all of a drain; the others drain first only through a Kubernetes API.
+        let only_drains = plan.operation == NodeOperation::Drain;
+        let steps = [
+            (facts.drains && (kube || only_drains), NodeStep::Drain),
+            (!only_drains, NodeStep::Act),
+            (facts.comes_back && kube, NodeStep::Uncordon),
+        ];
+        let steps = steps
+            .into_iter()
+            .filter(|(s, _)| *s)
+            .map(|(_, s)| s)
+            .collect();
         NodeAction {
             plan,
             observer,
@@ -92,7 +96,7 @@ impl NodeAction {
 
     async fn drain(&mut self, step: &StepContext<'_>) -> Result<String, StepError> {
         let node = self.name().to_string();
-        if self.plan.operation == NodeOperation::Reboot {
+        if self.plan.operation.facts().comes_back {
             let boot =
                 BootIdCheck::from_read(self.observer.talos.boot_id(&self.plan.address).await)
                     .map_err(|e| format!("reading the boot id: {e}"))?;
