@@ -1,6 +1,7 @@
-//! Guarded actions on one node: reboot, shutdown, cordon, uncordon, drain and a service
-//! restart. The plan (which node, its Kubernetes node and etcd member, the pods a drain
-//! evicts), its guards, and how it runs (`operation::node` carries it out).
+//! Guarded actions on one node (reboot, drain, a service restart...: `NodeOperation`, each
+//! one's facts said in approval.rs). The plan (which node, its Kubernetes node and etcd
+//! member, the pods a drain evicts), its guards, and how it runs (`operation::node` carries it
+//! out).
 pub mod guards;
 
 use std::time::Duration;
