@@ -105,6 +105,9 @@ pub enum NodeOperation {
     Cordon,
     Uncordon,
     Drain,
+    /// Boot the previously installed Talos (the bootloader's other entry), as
+    /// `talosctl rollback` does.
+    Rollback,
     /// Restart one Talos service (`kubelet`).
     ServiceRestart(String),
 }
@@ -163,12 +166,13 @@ pub struct NodeFacts {
 impl NodeOperation {
     /// The operations that name nothing but their node, in the order the action menu and
     /// `taloscope node` list them.
-    pub const ON_NODE: [NodeOperation; 5] = [
+    pub const ON_NODE: [NodeOperation; 6] = [
         NodeOperation::Reboot,
         NodeOperation::Shutdown,
         NodeOperation::Cordon,
         NodeOperation::Uncordon,
         NodeOperation::Drain,
+        NodeOperation::Rollback,
     ];
 
     pub fn facts(&self) -> NodeFacts {
@@ -221,6 +225,16 @@ impl NodeOperation {
                 drains: true,
                 ..plain
             },
+            // machined.go: Rollback is os:admin's alone.
+            NodeOperation::Rollback => NodeFacts {
+                cli_verb: "rollback",
+                about: "Cordon and drain, boot the node's previously installed Talos (Talos's Rollback), and follow the node until it is back and Ready.",
+                takes_node_down: true,
+                drains: true,
+                comes_back: true,
+                admin_only: true,
+                ..plain
+            },
             // `taloscope service restart SERVICE`: it names a service besides its node.
             NodeOperation::ServiceRestart(_) => NodeFacts {
                 menu: MenuOffer::PerService,
@@ -238,6 +252,7 @@ impl NodeOperation {
             NodeOperation::Cordon => "cordon".into(),
             NodeOperation::Uncordon => "uncordon".into(),
             NodeOperation::Drain => "drain".into(),
+            NodeOperation::Rollback => "roll back".into(),
             NodeOperation::ServiceRestart(service) => format!("restart service {service} on"),
         }
     }
@@ -257,6 +272,11 @@ impl NodeOperation {
             NodeOperation::Drain => {
                 format!("cordon {node}, evict its pods as their disruption budgets allow")
             }
+            NodeOperation::Rollback => format!(
+                "cordon and drain {node}, boot its previously installed Talos (Talos refuses a \
+                 node never upgraded, which stays cordoned), follow it until it is back (booted \
+                 again, running, ready, Kubernetes Ready, etcd healthy), uncordon"
+            ),
             NodeOperation::ServiceRestart(service) => {
                 format!("restart {service} on {node}, wait until it runs healthy again")
             }

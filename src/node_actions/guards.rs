@@ -394,5 +394,54 @@ mod tests {
             ids(NodeOperation::Cordon),
             [GuardId::NodeActionRole, GuardId::NoOtherRollout]
         );
+        assert_eq!(ids(NodeOperation::Rollback), ids(NodeOperation::Reboot));
+    }
+
+    #[test]
+    fn a_rollback_is_os_admins_alone_and_its_wait_is_guarded_as_a_reboots() {
+        use crate::fleet::{EtcdAlarmReport, EtcdMemberReport};
+        let mut status = ClusterStatus::default();
+        let mut rollback = plan(NodeOperation::Rollback);
+        let role_of = |roles: Vec<Role>, op: &NodeOperation| {
+            let mut p = plan(op.clone());
+            p.etcd_member = None;
+            let guards = action_guards(
+                &p,
+                &status,
+                &Roles(roles),
+                &Ok(None),
+                &NodeSurvey::default(),
+            );
+            guards[0].clone()
+        };
+        let g = role_of(vec![Role::Operator], &NodeOperation::Rollback);
+        assert_eq!(g.id, GuardId::NodeActionRole);
+        assert!(g.blocks(&[]) && g.reason.contains("os:admin only"), "{g:?}");
+        assert!(!role_of(vec![Role::Admin], &NodeOperation::Rollback).blocks(&[]));
+        assert!(!role_of(vec![Role::Operator], &NodeOperation::Reboot).blocks(&[]));
+        // A member with an alarm stays unhealthy: the rollback could never see it back.
+        rollback.node = "cp-1".into();
+        rollback.etcd_member = Some("00000000000000aa".into());
+        status.etcd.members.push(EtcdMemberReport {
+            id: "00000000000000aa".into(),
+            hostname: "cp-1".into(),
+            healthy: false,
+            ..Default::default()
+        });
+        status.etcd.alarms.push(EtcdAlarmReport {
+            member_id: "00000000000000aa".into(),
+            hostname: Some("cp-1".into()),
+            alarm: "NOSPACE".into(),
+        });
+        let roles = Roles(vec![Role::Admin]);
+        let survey = NodeSurvey::default();
+        let guards = action_guards(&rollback, &status, &roles, &Ok(None), &survey);
+        let wait = guards.iter().find(|g| g.id == GuardId::WaitCanFinish);
+        let wait = wait.expect("a rollback's wait is guarded");
+        assert!(wait.blocks(&[MAY_NOT_FINISH_ACK.to_string()]), "{wait:?}");
+        assert!(
+            wait.reason.contains("disarm the NOSPACE alarm first"),
+            "{wait:?}"
+        );
     }
 }

@@ -41,6 +41,8 @@ pub enum OperationKind {
     NodeCordon,
     NodeUncordon,
     NodeDrain,
+    /// The node's previously installed Talos booted (Talos's Rollback).
+    NodeRollback,
     ServiceRestart,
     EtcdDisarm,
     EtcdDefragment,
@@ -72,7 +74,7 @@ pub enum CancelRule {
 }
 
 impl OperationKind {
-    pub const ALL: [OperationKind; 22] = [
+    pub const ALL: [OperationKind; 23] = [
         OperationKind::TalosUpgrade,
         OperationKind::KubernetesUpgrade,
         OperationKind::CapiUpgrade,
@@ -81,6 +83,7 @@ impl OperationKind {
         OperationKind::NodeCordon,
         OperationKind::NodeUncordon,
         OperationKind::NodeDrain,
+        OperationKind::NodeRollback,
         OperationKind::ServiceRestart,
         OperationKind::EtcdDisarm,
         OperationKind::EtcdDefragment,
@@ -109,6 +112,7 @@ impl OperationKind {
                 NodeOperation::Cordon => OperationKind::NodeCordon,
                 NodeOperation::Uncordon => OperationKind::NodeUncordon,
                 NodeOperation::Drain => OperationKind::NodeDrain,
+                NodeOperation::Rollback => OperationKind::NodeRollback,
                 NodeOperation::ServiceRestart(_) => OperationKind::ServiceRestart,
             },
             MutatingAction::Etcd { action, .. } => match action {
@@ -178,6 +182,7 @@ impl OperationKind {
             | K::NodeCordon
             | K::NodeUncordon
             | K::NodeDrain
+            | K::NodeRollback
             | K::ServiceRestart => facts(ACTIONS, AfterStep, by::<node::NodeAction>()),
             K::EtcdDisarm
             | K::EtcdDefragment
