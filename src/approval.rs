@@ -93,7 +93,10 @@ pub enum MutatingAction {
     },
 }
 
-/// What a [`MutatingAction::Node`] does to its node.
+/// What a [`MutatingAction::Node`] does to its node. Each one's facts are said here once
+/// ([`NodeOperation::facts`], its words and what it does): the command line's `node`
+/// subcommands, the console's action menu, the plan, its guards and the steps of its run are
+/// made from them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeOperation {
@@ -102,11 +105,145 @@ pub enum NodeOperation {
     Cordon,
     Uncordon,
     Drain,
+    /// Boot the previously installed Talos (the bootloader's other entry), as
+    /// `talosctl rollback` does.
+    Rollback,
     /// Restart one Talos service (`kubelet`).
     ServiceRestart(String),
 }
 
+/// When the console's action menu offers a node operation on a node (an answering member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuOffer {
+    Always,
+    /// When its Kubernetes node is schedulable.
+    Schedulable,
+    /// When its Kubernetes node is cordoned.
+    Cordoned,
+    /// When it has a Kubernetes node.
+    KubeNode,
+    /// Once per service Talos restarts through its API.
+    PerService,
+}
+
+impl MenuOffer {
+    /// Whether the menu offers it on a node whose Kubernetes node is `cordoned` (`None`: it
+    /// has none, or none is known).
+    pub fn offered(self, cordoned: Option<bool>) -> bool {
+        match self {
+            MenuOffer::Always => true,
+            MenuOffer::Schedulable => cordoned == Some(false),
+            MenuOffer::Cordoned => cordoned == Some(true),
+            MenuOffer::KubeNode => cordoned.is_some(),
+            MenuOffer::PerService => false,
+        }
+    }
+}
+
+/// What a node operation is, besides its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeFacts {
+    /// Its command line, of the [`NodeOperation::ON_NODE`] ones: `taloscope node VERB`.
+    pub cli_verb: &'static str,
+    /// The command line's help of it.
+    pub about: &'static str,
+    pub menu: MenuOffer,
+    /// It acts on the Kubernetes node only, so needs a paired kube context.
+    pub needs_kube: bool,
+    /// It takes the node down: etcd must keep quorum without its member.
+    pub takes_node_down: bool,
+    /// It cordons the node and evicts its pods first, as their disruption budgets allow.
+    pub drains: bool,
+    /// Its run ends once the node is back on a new boot (its boot id read before), and then
+    /// uncordons what it cordoned; what that wait needs is guarded.
+    pub comes_back: bool,
+    /// Its guards read the node's services.
+    pub reads_services: bool,
+    /// Talos answers it for os:admin only, not os:operator (machined.go's rules).
+    pub admin_only: bool,
+}
+
 impl NodeOperation {
+    /// The operations that name nothing but their node, in the order the action menu and
+    /// `taloscope node` list them.
+    pub const ON_NODE: [NodeOperation; 6] = [
+        NodeOperation::Reboot,
+        NodeOperation::Shutdown,
+        NodeOperation::Cordon,
+        NodeOperation::Uncordon,
+        NodeOperation::Drain,
+        NodeOperation::Rollback,
+    ];
+
+    pub fn facts(&self) -> NodeFacts {
+        let plain = NodeFacts {
+            cli_verb: "",
+            about: "",
+            menu: MenuOffer::Always,
+            needs_kube: false,
+            takes_node_down: false,
+            drains: false,
+            comes_back: false,
+            reads_services: false,
+            admin_only: false,
+        };
+        match self {
+            NodeOperation::Reboot => NodeFacts {
+                cli_verb: "reboot",
+                about: "Cordon and drain, reboot, and follow the node until it is back and Ready",
+                takes_node_down: true,
+                drains: true,
+                comes_back: true,
+                ..plain
+            },
+            NodeOperation::Shutdown => NodeFacts {
+                cli_verb: "shutdown",
+                about: "Cordon and drain, then shut the node down",
+                takes_node_down: true,
+                drains: true,
+                ..plain
+            },
+            NodeOperation::Cordon => NodeFacts {
+                cli_verb: "cordon",
+                about: "Mark the Kubernetes node unschedulable",
+                menu: MenuOffer::Schedulable,
+                needs_kube: true,
+                ..plain
+            },
+            NodeOperation::Uncordon => NodeFacts {
+                cli_verb: "uncordon",
+                about: "Mark the Kubernetes node schedulable again",
+                menu: MenuOffer::Cordoned,
+                needs_kube: true,
+                ..plain
+            },
+            NodeOperation::Drain => NodeFacts {
+                cli_verb: "drain",
+                about: "Cordon, then evict every pod but DaemonSet and static ones, as disruption budgets allow",
+                menu: MenuOffer::KubeNode,
+                needs_kube: true,
+                drains: true,
+                ..plain
+            },
+            // machined.go: Rollback is os:admin's alone.
+            NodeOperation::Rollback => NodeFacts {
+                cli_verb: "rollback",
+                about: "Cordon and drain, boot the node's previously installed Talos (Talos's Rollback), and follow the node until it is back and Ready.",
+                takes_node_down: true,
+                drains: true,
+                comes_back: true,
+                admin_only: true,
+                ..plain
+            },
+            // `taloscope service restart SERVICE`: it names a service besides its node.
+            NodeOperation::ServiceRestart(_) => NodeFacts {
+                menu: MenuOffer::PerService,
+                reads_services: true,
+                ..plain
+            },
+        }
+    }
+
     /// The operation in the operator's words, without its node ("restart service kubelet").
     pub fn verb(&self) -> String {
         match self {
@@ -115,7 +252,34 @@ impl NodeOperation {
             NodeOperation::Cordon => "cordon".into(),
             NodeOperation::Uncordon => "uncordon".into(),
             NodeOperation::Drain => "drain".into(),
+            NodeOperation::Rollback => "roll back".into(),
             NodeOperation::ServiceRestart(service) => format!("restart service {service} on"),
+        }
+    }
+
+    /// What it does to `node`, in the order its run does it (the plan says it).
+    pub fn does(&self, node: &str) -> String {
+        match self {
+            NodeOperation::Reboot => format!(
+                "cordon and drain {node}, reboot it, follow it until it is back (booted again, \
+                 running, ready, Kubernetes Ready, etcd healthy), uncordon"
+            ),
+            NodeOperation::Shutdown => {
+                format!("cordon and drain {node}, shut it down, wait until it stops answering")
+            }
+            NodeOperation::Cordon => format!("mark {node} unschedulable"),
+            NodeOperation::Uncordon => format!("mark {node} schedulable again"),
+            NodeOperation::Drain => {
+                format!("cordon {node}, evict its pods as their disruption budgets allow")
+            }
+            NodeOperation::Rollback => format!(
+                "cordon and drain {node}, boot its previously installed Talos (Talos refuses a \
+                 node never upgraded, which stays cordoned), follow it until it is back (booted \
+                 again, running, ready, Kubernetes Ready, etcd healthy), uncordon"
+            ),
+            NodeOperation::ServiceRestart(service) => {
+                format!("restart {service} on {node}, wait until it runs healthy again")
+            }
         }
     }
 }

@@ -54,9 +54,9 @@
 //!   replica count and the plan); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
-//! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
-//!   uncordon, drain, service restart): plans and guards; reuses the upgrade's
-//!   quorum guard (`operation::node` carries them out).
+//! - `node_actions`: guarded actions on one node (reboot, drain, a service restart...;
+//!   each one's facts said once, by `approval::NodeOperation`): plans and guards; reuses
+//!   the upgrade's quorum guard (`operation::node` carries them out).
 //! - `etcd_maintenance`: plans, guards and each step's call of the etcd actions
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
 //!   upgrade's etcd health guards (`operation::etcd` runs the steps).

@@ -2,12 +2,13 @@
 //! of cp-2 returns once cp-2 is back and Ready; on `cp2-down` rebooting cp-1 is refused by the
 //! quorum guard; a disruption budget with no room fails the drain guard and one with room lets
 //! the drain evict; a kubelet restart waits for it to run healthy again; a shutdown leaves the
-//! node off; a SIGINT while a reboot waits cancels it, saying the node stays cordoned; and every
+//! node off; a SIGINT while a reboot waits cancels it, saying the node stays cordoned; a rollback
+//! boots the install before the last upgrade, and a node never upgraded refuses it; and every
 //! action is refused, with an audit line, read-only and as a reader.
 mod upgrade_common;
 
 use taloscope::kube::Eviction;
-use taloscope::talos::TalosError;
+use taloscope::talos::{LegacyUpgrade, TalosError};
 use upgrade_common::*;
 
 /// `taloscope --context C node|service ACTION... --node N [more]`, polling quickly.
@@ -148,12 +149,13 @@ async fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() {
     let fx = start(builtin("healthy")).await;
-    let actions: [&[&str]; 6] = [
+    let actions: [&[&str]; 7] = [
         &["node", "reboot"],
         &["node", "shutdown"],
         &["node", "cordon"],
         &["node", "uncordon"],
         &["node", "drain"],
+        &["node", "rollback"],
         &["service", "restart", "kubelet"],
     ];
     for action in actions {
@@ -176,6 +178,7 @@ async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() 
         "cordon",
         "uncordon",
         "drain",
+        "roll back",
         "restart service kubelet on",
     ] {
         let about = format!("action=\"{verb} node w-1\"");
@@ -478,6 +481,61 @@ async fn sigint_while_a_reboot_waits_cancels_it_saying_the_node_stays_cordoned()
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
     assert!(
         audit.contains("action=\"reboot node cp-2\" outcome=\"cancelled while waiting"),
+        "{audit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollback_boots_the_install_before_the_last_upgrade_and_a_node_never_upgraded_refuses() {
+    let fx = start(builtin("healthy")).await;
+    let (talos, w1) = (fx.talos("healthy"), address(&fx, "w-1").await);
+    let tag = async || talos.version(&w1).await.expect("version").tag;
+    assert_eq!(tag().await, "v1.11.3");
+    // Nothing in the other boot entry: Talos refuses (grub/revert.go), after the drain.
+    let (stdout, stderr) =
+        run_confirmed(&fx, "healthy", &["node", "rollback"], "w-1", &[], 1).await;
+    assert!(
+        format!("{stdout}{stderr}").contains("label does not exist"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(calls(&fx, "MachineService.Rollback").is_empty());
+    // The drain cordoned it; the console and `node uncordon` undo that.
+    run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-1", &[], 0).await;
+    let upgrade = LegacyUpgrade {
+        image: "ghcr.io/siderolabs/installer:v1.11.5".into(),
+        ..Default::default()
+    };
+    talos.upgrade(&w1, &upgrade).await.expect("upgrade");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while talos.version(&w1).await.map(|v| v.tag).ok().as_deref() != Some("v1.11.5") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "w-1 never came up upgraded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let plan = node_cmd(&fx, "healthy", &["node", "rollback"], "w-1", &["--plan"]);
+    let (code, stdout, _) = output(plan).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("ROLL BACK node w-1 in healthy"),
+        "{stdout}"
+    );
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "rollback"], "w-1", &[], 0).await;
+    assert_eq!(calls(&fx, "MachineService.Rollback"), ["w-1"]);
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("w-1: back on Talos v1.11.3 (was v1.11.5), running and ready"),
+        "{stdout}"
+    );
+    assert_eq!(tag().await, "v1.11.3");
+    let status = fx.status("healthy").await;
+    let node = status.node("w-1").expect("w-1");
+    assert!(node.ready && node.cordoned == Some(false), "{node:?}");
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    assert!(
+        audit.contains("action=\"roll back node w-1\" outcome=\"succeeded\""),
         "{audit}"
     );
 }

@@ -63,9 +63,10 @@ pub struct ActionMenu {
     pub selected: usize,
 }
 
-/// The node actions the menu offers for `node`, only those whose subject exists: cordon when
-/// its Kubernetes node is schedulable, uncordon when it is cordoned, drain when it has one;
-/// then a restart of each service Talos restarts through its API (node detail lists them). A
+/// The node actions the menu offers for `node`, only those whose subject exists (each one's
+/// `MenuOffer`: cordon when its Kubernetes node is schedulable, uncordon when it is cordoned,
+/// drain when it has one); then a restart of each service Talos restarts through its API
+/// (node detail lists them). A
 /// node that is not a member is offered only its removal from the talosconfig, when the
 /// talosconfig names it.
 pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice> {
@@ -75,13 +76,10 @@ pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice>
             _ => Vec::new(),
         };
     }
-    let mut ops = vec![NodeOperation::Reboot, NodeOperation::Shutdown];
-    match node.cordoned {
-        Some(false) => ops.extend([NodeOperation::Cordon, NodeOperation::Drain]),
-        Some(true) => ops.extend([NodeOperation::Uncordon, NodeOperation::Drain]),
-        None => {}
-    }
-    let mut items: Vec<ActionChoice> = ops.into_iter().map(ActionChoice::Node).collect();
+    let mut items: Vec<ActionChoice> = (NodeOperation::ON_NODE.into_iter())
+        .filter(|op| op.facts().menu.offered(node.cordoned))
+        .map(ActionChoice::Node)
+        .collect();
     items.extend(
         services
             .iter()

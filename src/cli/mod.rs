@@ -261,8 +261,8 @@ pub enum Command {
     /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
     #[command(name = "upgrade-k8s")]
     UpgradeK8s(UpgradeK8sArgs),
-    /// Guarded action on one node (--context, --node): reboot, shutdown, cordon, uncordon,
-    /// drain. --plan shows every guard; --yes --confirm NODE runs it. Exit 0 / 1 / 2.
+    /// Guarded action on one node (--context, --node): reboot, drain... (`node --help` lists
+    /// them). --plan shows every guard; --yes --confirm NODE runs it. Exit 0 / 1 / 2.
     Node(NodeArgs),
     /// Guarded service action on one node: `service restart --node N SERVICE`.
     Service(ServiceArgs),

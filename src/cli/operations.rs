@@ -3,9 +3,11 @@
 //! after the subcommand, as every headless command does.
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Args, FromArgMatches, Subcommand, ValueEnum};
 
 use super::{GateArgs, NodeInfoArgs, OutputFormat, SourceArgs};
+use crate::approval::NodeOperation;
 
 /// `taloscope logs`.
 #[derive(Args, Debug, Clone)]
@@ -59,22 +61,67 @@ pub struct NodeArgs {
 /// What `taloscope node` does to the node.
 #[derive(Subcommand, Debug, Clone)]
 pub enum NodeCommand {
-    /// Cordon and drain, reboot, and follow the node until it is back and Ready.
-    Reboot(NodeActionArgs),
-    /// Cordon and drain, then shut the node down.
-    Shutdown(NodeActionArgs),
-    /// Mark the Kubernetes node unschedulable.
-    Cordon(NodeActionArgs),
-    /// Mark the Kubernetes node schedulable again.
-    Uncordon(NodeActionArgs),
-    /// Cordon, then evict every pod but DaemonSet and static ones, as disruption budgets allow.
-    Drain(NodeActionArgs),
+    // A guarded action: `reboot`, `shutdown`, `cordon`, `uncordon`, `drain`...
+    #[command(flatten)]
+    Act(NodeAct),
     /// Remove a node that is no longer a member from the talosconfig context (its nodes, and
     /// its endpoints when listed there), a backup of the file first.
     Forget(ForgetArgs),
     /// What runs inside the node and what it holds: CPU, memory, load, uptime, disks,
     /// volumes, network, processes, containers. Read-only (os:reader suffices).
     Info(NodeInfoArgs),
+}
+
+/// `taloscope node VERB`, one subcommand for each of `NodeOperation::ON_NODE`, named and
+/// described by its facts.
+#[derive(Debug, Clone)]
+pub struct NodeAct {
+    pub operation: NodeOperation,
+    pub flags: NodeActionArgs,
+}
+
+impl FromArgMatches for NodeAct {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        let Some((verb, mut flags)) = matches.remove_subcommand() else {
+            return Err(clap::Error::new(ErrorKind::MissingSubcommand));
+        };
+        let Some(operation) = NodeOperation::ON_NODE
+            .into_iter()
+            .find(|op| op.facts().cli_verb == verb)
+        else {
+            return Err(clap::Error::new(ErrorKind::InvalidSubcommand));
+        };
+        let flags = NodeActionArgs::from_arg_matches_mut(&mut flags)?;
+        Ok(NodeAct { operation, flags })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for NodeAct {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        NodeOperation::ON_NODE.iter().fold(cmd, |cmd, op| {
+            let facts = op.facts();
+            // After the flags, whose own doc would name the subcommand otherwise.
+            let act = NodeActionArgs::augment_args(clap::Command::new(facts.cli_verb));
+            cmd.subcommand(act.about(facts.about).long_about(None))
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        (NodeOperation::ON_NODE.iter()).any(|op| op.facts().cli_verb == name)
+    }
 }
 
 /// `taloscope node forget`.

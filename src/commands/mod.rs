@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::cli::{
-    CapiArgs, CapiVerb, Cli, Command, ConfigArgs, ConfigVerb, NodeActionArgs, NodeArgs,
+    CapiArgs, CapiVerb, Cli, Command, ConfigArgs, ConfigVerb, NodeAct, NodeActionArgs, NodeArgs,
     NodeCommand, ServiceArgs, ServiceCommand,
 };
 use crate::node_actions::NodeOperation;
@@ -87,11 +87,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 exit_code_as(node::run(&global, operation, &flags), flags.gate.output)
             };
             match action {
-                NodeCommand::Reboot(flags) => act(NodeOperation::Reboot, flags),
-                NodeCommand::Shutdown(flags) => act(NodeOperation::Shutdown, flags),
-                NodeCommand::Cordon(flags) => act(NodeOperation::Cordon, flags),
-                NodeCommand::Uncordon(flags) => act(NodeOperation::Uncordon, flags),
-                NodeCommand::Drain(flags) => act(NodeOperation::Drain, flags),
+                NodeCommand::Act(NodeAct { operation, flags }) => act(operation, flags),
                 NodeCommand::Forget(args) => {
                     exit_code_as(forget::run(&global, &args), args.gate.output)
                 }

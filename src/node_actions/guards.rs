@@ -41,11 +41,14 @@ pub fn action_guards(
     lease: &LeaseReading,
     survey: &NodeSurvey,
 ) -> Vec<Guard> {
-    let mut guards = vec![role(roles), lease_guard(&plan.cluster, lease)];
+    let mut guards = vec![
+        role_for(roles, &plan.operation),
+        lease_guard(&plan.cluster, lease),
+    ];
     if plan.takes_node_down() {
         guards.push(quorum_after_losing(status, &plan.node));
     }
-    if plan.operation == NodeOperation::Reboot {
+    if plan.operation.facts().comes_back {
         guards.push(wait_can_finish(plan, status));
     }
     if plan.drains() {
@@ -105,6 +108,17 @@ fn wait_can_finish(plan: &NodeActionPlan, status: &ClusterStatus) -> Guard {
         id,
         format!("{node} is back when it runs, is Ready and its etcd member is healthy"),
     )
+}
+
+/// The client's role may make `operation`'s call: [`role`], or os:admin alone for what Talos
+/// answers only for it.
+fn role_for(roles: &Roles, operation: &NodeOperation) -> Guard {
+    if !operation.facts().admin_only {
+        return role(roles);
+    }
+    let what = format!("{}; Talos allows it for os:admin only", operation.verb());
+    // Talos answers upgrades for os:admin alone too.
+    role_guard(GuardId::NodeActionRole, roles, roles.may_upgrade(), &what)
 }
 
 /// The client's role may act on nodes (os:operator or os:admin).
@@ -379,6 +393,55 @@ mod tests {
         assert_eq!(
             ids(NodeOperation::Cordon),
             [GuardId::NodeActionRole, GuardId::NoOtherRollout]
+        );
+        assert_eq!(ids(NodeOperation::Rollback), ids(NodeOperation::Reboot));
+    }
+
+    #[test]
+    fn a_rollback_is_os_admins_alone_and_its_wait_is_guarded_as_a_reboots() {
+        use crate::fleet::{EtcdAlarmReport, EtcdMemberReport};
+        let mut status = ClusterStatus::default();
+        let mut rollback = plan(NodeOperation::Rollback);
+        let role_of = |roles: Vec<Role>, op: &NodeOperation| {
+            let mut p = plan(op.clone());
+            p.etcd_member = None;
+            let guards = action_guards(
+                &p,
+                &status,
+                &Roles(roles),
+                &Ok(None),
+                &NodeSurvey::default(),
+            );
+            guards[0].clone()
+        };
+        let g = role_of(vec![Role::Operator], &NodeOperation::Rollback);
+        assert_eq!(g.id, GuardId::NodeActionRole);
+        assert!(g.blocks(&[]) && g.reason.contains("os:admin only"), "{g:?}");
+        assert!(!role_of(vec![Role::Admin], &NodeOperation::Rollback).blocks(&[]));
+        assert!(!role_of(vec![Role::Operator], &NodeOperation::Reboot).blocks(&[]));
+        // A member with an alarm stays unhealthy: the rollback could never see it back.
+        rollback.node = "cp-1".into();
+        rollback.etcd_member = Some("00000000000000aa".into());
+        status.etcd.members.push(EtcdMemberReport {
+            id: "00000000000000aa".into(),
+            hostname: "cp-1".into(),
+            healthy: false,
+            ..Default::default()
+        });
+        status.etcd.alarms.push(EtcdAlarmReport {
+            member_id: "00000000000000aa".into(),
+            hostname: Some("cp-1".into()),
+            alarm: "NOSPACE".into(),
+        });
+        let roles = Roles(vec![Role::Admin]);
+        let survey = NodeSurvey::default();
+        let guards = action_guards(&rollback, &status, &roles, &Ok(None), &survey);
+        let wait = guards.iter().find(|g| g.id == GuardId::WaitCanFinish);
+        let wait = wait.expect("a rollback's wait is guarded");
+        assert!(wait.blocks(&[MAY_NOT_FINISH_ACK.to_string()]), "{wait:?}");
+        assert!(
+            wait.reason.contains("disarm the NOSPACE alarm first"),
+            "{wait:?}"
         );
     }
 }

@@ -1,6 +1,7 @@
-//! Guarded actions on one node: reboot, shutdown, cordon, uncordon, drain and a service
-//! restart. The plan (which node, its Kubernetes node and etcd member, the pods a drain
-//! evicts), its guards, and how it runs (`operation::node` carries it out).
+//! Guarded actions on one node (reboot, drain, a service restart...: `NodeOperation`, each
+//! one's facts said in approval.rs). The plan (which node, its Kubernetes node and etcd
+//! member, the pods a drain evicts), its guards, and how it runs (`operation::node` carries it
+//! out).
 pub mod guards;
 
 use std::time::Duration;
@@ -83,11 +84,7 @@ impl NodeActionPlan {
                 node: node.to_string(),
             });
         };
-        let kube_only = matches!(
-            operation,
-            NodeOperation::Cordon | NodeOperation::Uncordon | NodeOperation::Drain
-        );
-        if kube_only && !kube_paired {
+        if operation.facts().needs_kube && !kube_paired {
             return Err(NodeActionError::NoKubernetes {
                 cluster: status.name.clone(),
                 node: found.name.clone(),
@@ -116,16 +113,13 @@ impl NodeActionPlan {
 
     /// Whether the action takes the node down (reboot, shutdown).
     pub fn takes_node_down(&self) -> bool {
-        matches!(
-            self.operation,
-            NodeOperation::Reboot | NodeOperation::Shutdown
-        )
+        self.operation.facts().takes_node_down
     }
 
     /// Whether the action evicts the node's pods first (drain, and a reboot or shutdown
     /// of a node Kubernetes knows).
     pub fn drains(&self) -> bool {
-        self.takes_node_down() || self.operation == NodeOperation::Drain
+        self.operation.facts().drains
     }
 }
 
@@ -152,7 +146,7 @@ impl NodeSurvey {
     /// Reads what `plan`'s guards need from the node and its Kubernetes side.
     pub async fn read(plan: &NodeActionPlan, observer: &ClusterObserver) -> NodeSurvey {
         let mut survey = NodeSurvey::default();
-        if let NodeOperation::ServiceRestart(_) = plan.operation {
+        if plan.operation.facts().reads_services {
             let services = observer.talos.service_list(&plan.address).await;
             survey.services = Some(services.map_err(|e| e.to_string()));
         }
@@ -177,5 +171,15 @@ impl NodeSurvey {
             survey.workloads = Some(read.await.map_err(|e| e.to_string()));
         }
         survey
+    }
+
+    /// The survey of `plan` when the cluster could not be reached (`why`): every read it
+    /// needs failing with why, so the guards that need them fail.
+    pub fn unread(plan: &NodeActionPlan, why: String) -> NodeSurvey {
+        NodeSurvey {
+            kube_node: None,
+            workloads: plan.drains().then(|| Err(why.clone())),
+            services: plan.operation.facts().reads_services.then(|| Err(why)),
+        }
     }
 }

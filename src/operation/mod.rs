@@ -41,6 +41,8 @@ pub enum OperationKind {
     NodeCordon,
     NodeUncordon,
     NodeDrain,
+    /// The node's previously installed Talos booted (Talos's Rollback).
+    NodeRollback,
     ServiceRestart,
     EtcdDisarm,
     EtcdDefragment,
@@ -72,7 +74,7 @@ pub enum CancelRule {
 }
 
 impl OperationKind {
-    pub const ALL: [OperationKind; 22] = [
+    pub const ALL: [OperationKind; 23] = [
         OperationKind::TalosUpgrade,
         OperationKind::KubernetesUpgrade,
         OperationKind::CapiUpgrade,
@@ -81,6 +83,7 @@ impl OperationKind {
         OperationKind::NodeCordon,
         OperationKind::NodeUncordon,
         OperationKind::NodeDrain,
+        OperationKind::NodeRollback,
         OperationKind::ServiceRestart,
         OperationKind::EtcdDisarm,
         OperationKind::EtcdDefragment,
@@ -109,6 +112,7 @@ impl OperationKind {
                 NodeOperation::Cordon => OperationKind::NodeCordon,
                 NodeOperation::Uncordon => OperationKind::NodeUncordon,
                 NodeOperation::Drain => OperationKind::NodeDrain,
+                NodeOperation::Rollback => OperationKind::NodeRollback,
                 NodeOperation::ServiceRestart(_) => OperationKind::ServiceRestart,
             },
             MutatingAction::Etcd { action, .. } => match action {
@@ -132,70 +136,14 @@ impl OperationKind {
     /// The journal a run of this kind keeps (resumed or reported interrupted on the next
     /// start).
     pub fn journal(self) -> JournalKind {
-        use OperationKind as K;
-        match self {
-            K::TalosUpgrade | K::KubernetesUpgrade => ROLLOUTS,
-            K::CapiUpgrade
-            | K::NodeReboot
-            | K::NodeShutdown
-            | K::NodeCordon
-            | K::NodeUncordon
-            | K::NodeDrain
-            | K::ServiceRestart
-            | K::EtcdDisarm
-            | K::EtcdDefragment
-            | K::EtcdSnapshot
-            | K::EtcdForfeit
-            | K::EtcdRemoveMember
-            | K::DeleteMachine
-            | K::ForgetNode
-            | K::ConfigPatch
-            // A delete reads and then removes the create journal; its own run is an action.
-            | K::Delete
-            | K::Scale => ACTIONS,
-            K::Provision | K::Terminate => PROVISIONS,
-            K::Create => CREATES,
-        }
+        self.facts().journal
     }
 
     /// The [`Operation`] implementation [`run`] carries a run of this kind out with, by its
     /// type's name; `None` for a kind whose runner is still its own (tests/one_pipeline.rs
     /// lists those, and fails when the list and this disagree).
     pub fn carried_by(self) -> Option<&'static str> {
-        use OperationKind as K;
-        use std::any::type_name;
-        match self {
-            K::NodeReboot
-            | K::NodeShutdown
-            | K::NodeCordon
-            | K::NodeUncordon
-            | K::NodeDrain
-            | K::ServiceRestart => Some(type_name::<node::NodeAction>()),
-            K::EtcdDisarm
-            | K::EtcdDefragment
-            | K::EtcdSnapshot
-            | K::EtcdForfeit
-            | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
-            K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
-            K::ForgetNode => Some(type_name::<forget::NodeForget>()),
-            K::ConfigPatch => Some(type_name::<config_patch::ConfigPatchRollout>()),
-            K::Scale => Some(type_name::<scale::CapiScale>()),
-            K::Terminate => Some(type_name::<terminate::VmTermination>()),
-            K::Provision => Some(type_name::<provision::Provisioning>()),
-            K::Delete => Some(type_name::<
-                delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
-            >()),
-            K::Create => Some(type_name::<
-                create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
-            >()),
-            K::TalosUpgrade => Some(type_name::<
-                upgrade::UpgradeOperation<crate::upgrade::TalosOs>,
-            >()),
-            K::KubernetesUpgrade => Some(type_name::<
-                upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>,
-            >()),
-            K::CapiUpgrade => Some(type_name::<capi_upgrade::CapiUpgrade>()),
-        }
+        Some(self.facts().carried_by)
     }
 
     /// How a run of this kind stops on cancel: rollouts after the steps under way (their
@@ -204,32 +152,71 @@ impl OperationKind {
     /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {
+        self.facts().cancel
+    }
+
+    /// What each kind is, one line a kind.
+    fn facts(self) -> KindFacts {
+        use CancelRule::{AfterStep, RunsToItsEnd};
         use OperationKind as K;
+        use std::any::type_name as by;
+        let facts = |journal, cancel, carried_by| KindFacts {
+            journal,
+            cancel,
+            carried_by,
+        };
         match self {
-            K::TalosUpgrade
-            | K::KubernetesUpgrade
-            | K::CapiUpgrade
-            | K::NodeReboot
+            K::TalosUpgrade => facts(
+                ROLLOUTS,
+                AfterStep,
+                by::<upgrade::UpgradeOperation<crate::upgrade::TalosOs>>(),
+            ),
+            K::KubernetesUpgrade => facts(
+                ROLLOUTS,
+                AfterStep,
+                by::<upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>>(),
+            ),
+            K::CapiUpgrade => facts(ACTIONS, AfterStep, by::<capi_upgrade::CapiUpgrade>()),
+            K::NodeReboot
             | K::NodeShutdown
             | K::NodeCordon
             | K::NodeUncordon
             | K::NodeDrain
-            | K::ServiceRestart
-            | K::EtcdDisarm
+            | K::NodeRollback
+            | K::ServiceRestart => facts(ACTIONS, AfterStep, by::<node::NodeAction>()),
+            K::EtcdDisarm
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember
-            | K::ConfigPatch => CancelRule::AfterStep,
-            K::Provision
-            | K::Terminate
-            | K::Create
-            | K::Delete
-            | K::Scale
-            | K::DeleteMachine
-            | K::ForgetNode => CancelRule::RunsToItsEnd,
+            | K::EtcdRemoveMember => facts(ACTIONS, AfterStep, by::<etcd::EtcdOperation>()),
+            K::ConfigPatch => facts(ACTIONS, AfterStep, by::<config_patch::ConfigPatchRollout>()),
+            K::Provision => facts(PROVISIONS, RunsToItsEnd, by::<provision::Provisioning>()),
+            K::Terminate => facts(PROVISIONS, RunsToItsEnd, by::<terminate::VmTermination>()),
+            K::Create => facts(
+                CREATES,
+                RunsToItsEnd,
+                by::<create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>>(
+                ),
+            ),
+            // A delete reads and then removes the create journal; its own run is an action.
+            K::Delete => facts(
+                ACTIONS,
+                RunsToItsEnd,
+                by::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
+            ),
+            K::Scale => facts(ACTIONS, RunsToItsEnd, by::<scale::CapiScale>()),
+            K::DeleteMachine => facts(ACTIONS, RunsToItsEnd, by::<capi_fix::CapiFix>()),
+            K::ForgetNode => facts(ACTIONS, RunsToItsEnd, by::<forget::NodeForget>()),
         }
     }
+}
+
+/// What a kind of operation is: the journal its run keeps, how a cancel stops it, and the
+/// [`Operation`] implementation that carries it out, by its type's name.
+struct KindFacts {
+    journal: JournalKind,
+    cancel: CancelRule,
+    carried_by: &'static str,
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
-//! A node action (reboot, shutdown, cordon, uncordon, drain, service restart) as an operation:
-//! a reboot or shutdown cordons and drains its Kubernetes node first (as the upgrade does),
-//! then requests the change and follows the node until it is done (a reboot until it is back:
-//! booted again, running, ready, Kubernetes Ready, its etcd member healthy; a shutdown until it
-//! stops answering), then uncordons what it cordoned. Talos's reboot and shutdown follow
-//! `cmd/talosctl/cmd/talos/reboot.go` / `shutdown.go` (the boot id read before, compared
-//! after); the drain follows kubectl's (`kube::drain`).
+//! A node action (reboot, shutdown, cordon, uncordon, drain, rollback, service restart) as an
+//! operation: a reboot, rollback or shutdown cordons and drains its Kubernetes node first (as
+//! the upgrade does), then requests the change and follows the node until it is done (a reboot
+//! or rollback until it is back: booted again, running, ready, Kubernetes Ready, its etcd
+//! member healthy; a shutdown until it stops answering), then uncordons what it cordoned.
+//! Talos's reboot and shutdown follow `cmd/talosctl/cmd/talos/reboot.go` / `shutdown.go` (the
+//! boot id read before, compared after), its rollback `rollback.go`; the drain follows
+//! kubectl's (`kube::drain`).
 use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
 use crate::guards::Guard;
@@ -46,15 +47,19 @@ impl NodeAction {
         observer: ClusterObserver,
         options: NodeActionOptions,
     ) -> NodeAction {
-        let kube = observer.kube.is_some();
-        let steps = match plan.operation {
-            NodeOperation::Reboot if kube => {
-                vec![NodeStep::Drain, NodeStep::Act, NodeStep::Uncordon]
-            }
-            NodeOperation::Shutdown if kube => vec![NodeStep::Drain, NodeStep::Act],
-            NodeOperation::Drain => vec![NodeStep::Drain],
-            _ => vec![NodeStep::Act],
-        };
+        let (kube, facts) = (observer.kube.is_some(), plan.operation.facts());
+        // A drain is all of a drain; the others drain first only through a Kubernetes API.
+        let only_drains = plan.operation == NodeOperation::Drain;
+        let steps = [
+            (facts.drains && (kube || only_drains), NodeStep::Drain),
+            (!only_drains, NodeStep::Act),
+            (facts.comes_back && kube, NodeStep::Uncordon),
+        ];
+        let steps = steps
+            .into_iter()
+            .filter(|(s, _)| *s)
+            .map(|(_, s)| s)
+            .collect();
         NodeAction {
             plan,
             observer,
@@ -92,7 +97,7 @@ impl NodeAction {
 
     async fn drain(&mut self, step: &StepContext<'_>) -> Result<String, StepError> {
         let node = self.name().to_string();
-        if self.plan.operation == NodeOperation::Reboot {
+        if self.plan.operation.facts().comes_back {
             let boot =
                 BootIdCheck::from_read(self.observer.talos.boot_id(&self.plan.address).await)
                     .map_err(|e| format!("reading the boot id: {e}"))?;
@@ -149,35 +154,68 @@ impl NodeAction {
                 Ok(format!("{name} uncordoned"))
             }
             NodeOperation::Drain => Err(format!("a drain of {node} has no call of its own").into()),
+            NodeOperation::Rollback => self.rollback(step).await,
             NodeOperation::ServiceRestart(service) => self.restart_service(&service, step).await,
         }
     }
 
     async fn reboot(&mut self, step: &StepContext<'_>) -> Result<String, StepError> {
-        let talos = &self.observer.talos;
-        let address = &self.plan.address;
-        let boot = match self.boot.take() {
-            Some(boot) => boot,
-            None => BootIdCheck::from_read(talos.boot_id(address).await)
-                .map_err(|e| format!("reading the boot id: {e}"))?,
-        };
-        talos
-            .reboot(address, RebootMode::Default)
+        let boot = self.boot_before().await?;
+        (self.observer.talos)
+            .reboot(&self.plan.address, RebootMode::Default)
             .await
             .map_err(|e| e.to_string())?;
         step.say(format!("{}: reboot requested", self.name()));
+        self.back_from(&boot, step).await?;
+        Ok(format!("{}: back, running and ready", self.name()))
+    }
+
+    /// Talos's Rollback, then the node followed until it is back on a new boot; its Talos
+    /// version before and after said.
+    async fn rollback(&mut self, step: &StepContext<'_>) -> Result<String, StepError> {
+        let boot = self.boot_before().await?;
+        let (talos, address) = (&self.observer.talos, &self.plan.address);
+        let version = async || talos.version(address).await.map(|v| v.tag);
+        let before = version()
+            .await
+            .map_err(|e| format!("reading the version: {e}"))?;
+        talos.rollback(address).await.map_err(|e| e.to_string())?;
+        step.say(format!(
+            "{}: rollback requested, booting the install before {before}",
+            self.name()
+        ));
+        self.back_from(&boot, step).await?;
+        let after = version()
+            .await
+            .map_err(|e| format!("reading the version: {e}"))?;
+        Ok(format!(
+            "{}: back on Talos {after} (was {before}), running and ready",
+            self.name()
+        ))
+    }
+
+    /// The boot id the drain read, or read now.
+    async fn boot_before(&mut self) -> Result<BootIdCheck, StepError> {
+        match self.boot.take() {
+            Some(boot) => Ok(boot),
+            None => BootIdCheck::from_read(self.observer.talos.boot_id(&self.plan.address).await)
+                .map_err(|e| format!("reading the boot id: {e}").into()),
+        }
+    }
+
+    /// Until the node is back on a boot after `boot`.
+    async fn back_from(&self, boot: &BootIdCheck, step: &StepContext<'_>) -> Result<(), StepError> {
         let plan = &self.plan;
         wait_until_back(
             &self.observer,
             &plan.node,
-            address,
+            &plan.address,
             plan.etcd_member.as_deref(),
-            Some(&boot),
+            Some(boot),
             self.options.poll_interval,
             step,
         )
-        .await?;
-        Ok(format!("{}: back, running and ready", self.name()))
+        .await
     }
 
     async fn shutdown(&self, step: &StepContext<'_>) -> Result<String, StepError> {
@@ -388,6 +426,10 @@ impl Operation for NodeAction {
         let node = self.name();
         match self.plan.operation {
             NodeOperation::Reboot => format!("{node} rebooted and back"),
+            // What it booted: the act's line.
+            NodeOperation::Rollback => (self.steps.iter().position(|s| *s == NodeStep::Act))
+                .and_then(|act| done.get(act).cloned())
+                .unwrap_or_else(|| format!("{node} rolled back")),
             _ => done
                 .iter()
                 .rev()

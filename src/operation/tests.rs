@@ -36,6 +36,7 @@ fn every_action() -> Vec<MutatingAction> {
         node(NodeOperation::Cordon),
         node(NodeOperation::Uncordon),
         node(NodeOperation::Drain),
+        node(NodeOperation::Rollback),
         node(NodeOperation::ServiceRestart("kubelet".into())),
         etcd(EtcdAction::Disarm),
         etcd(EtcdAction::Defragment),

@@ -1,4 +1,4 @@
-//! The node actions of `machine.MachineService` beyond reboot: `Shutdown` and
+//! The node actions of `machine.MachineService` beyond reboot: `Shutdown`, `Rollback` and
 //! `ServiceRestart` (api/machine/machine.proto), one request to one node, one typed answer.
 use super::calls::{machine, to_status};
 use super::client::{Retry, TalosClient, node_message};
@@ -25,6 +25,24 @@ impl TalosClient {
             ack: String::new(),
             actor_id: m.actor_id,
         })
+    }
+
+    /// Boots the node's previously installed Talos: its bootloader's default entry reverted to
+    /// the other one, then a reboot, which the node starts after answering (v1alpha1_server.go
+    /// `Rollback`; talosctl `rollback`). A node never upgraded has nothing there and refuses.
+    pub async fn rollback(&self, node: &str) -> Result<(), TalosError> {
+        const CALL: &str = "Rollback";
+        let t = Some(self.options().call_timeout);
+        let resp = self
+            .call(node, CALL, Retry::OnlyIfNotSent, |ch| async move {
+                let req = pb::RollbackRequest {};
+                machine(ch)
+                    .rollback(self.request(node, CALL, req, t).map_err(to_status)?)
+                    .await
+            })
+            .await?;
+        node_message(node, CALL, resp.messages, |m| m.metadata.as_ref())?;
+        Ok(())
     }
 
     /// Restarts one service of the node (Talos allows it for the kubelet and extensions);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::app::actions::{ActionRun, CapiFixRun};
 use crate::app::capi_doctor::evaluate_fix;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
-use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
+use crate::approval::{EtcdAction, MutatingAction};
 use crate::capi::CapiOwner;
 use crate::capi_doctor::{Finding, FixPlan};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
@@ -156,11 +156,8 @@ impl ChoicePlan {
         if plan.node != surveyed.node {
             return false;
         }
-        *survey = Some(surveyed.survey.clone().unwrap_or_else(|why| NodeSurvey {
-            kube_node: None,
-            workloads: plan.drains().then(|| Err(why.clone())),
-            services: matches!(plan.operation, NodeOperation::ServiceRestart(_)).then(|| Err(why)),
-        }));
+        *survey =
+            Some((surveyed.survey.clone()).unwrap_or_else(|why| NodeSurvey::unread(plan, why)));
         true
     }
 }

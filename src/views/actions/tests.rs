@@ -494,3 +494,23 @@ fn a_doctor_finding_on_capi_is_fixed_through_its_plan_and_the_one_runner() {
     assert_eq!(state.screen, Screen::Action, "the progress shows");
     assert!(plan(&state).is_none());
 }
+
+#[test]
+fn the_menu_offers_a_rollback_whose_plan_takes_os_admin_and_guards_its_wait() {
+    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    choose(&mut state, "roll back");
+    let Some(ChoicePlan::Node { plan, .. }) = self::plan(&state).map(|p| &p.plan) else {
+        panic!("expected the rollback's plan");
+    };
+    assert_eq!(plan.operation, NodeOperation::Rollback);
+    surveyed(&mut state, "cp-2");
+    assert_eq!(guard(&state, GuardId::NodeActionRole), GuardVerdict::Pass);
+    assert_eq!(guard(&state, GuardId::WaitCanFinish), GuardVerdict::Pass);
+    assert_eq!(guard(&state, GuardId::EtcdQuorum), GuardVerdict::Pass);
+    let mut status = fixtures::healthy();
+    status.role = "os:operator".into();
+    let mut state = nodes_pane(status, "cp-2");
+    choose(&mut state, "roll back");
+    surveyed(&mut state, "cp-2");
+    assert_eq!(guard(&state, GuardId::NodeActionRole), GuardVerdict::Fail);
+}

@@ -12,7 +12,6 @@ use crate::app::actions::ActionMenu;
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
-use crate::approval::NodeOperation;
 use crate::capi_doctor::FixPlan;
 use crate::etcd_maintenance::{EtcdPlan, MemberSpace};
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
@@ -163,7 +162,7 @@ fn summary(screen: &ChoicePlanScreen, look: &Look) -> Vec<Line<'static>> {
                 plan.role.as_str(),
                 survey_line(plan, survey.as_ref())
             )));
-            lines.push(text(format!("Steps: {}", node_steps(plan))));
+            lines.push(text(format!("Steps: {}", plan.operation.does(&plan.node))));
         }
         ChoicePlan::Etcd { plan: Ok(plan), .. } => {
             lines.push(text(format!("Steps: {}", etcd_steps(plan))));
@@ -202,28 +201,6 @@ fn summary(screen: &ChoicePlanScreen, look: &Look) -> Vec<Line<'static>> {
         }
     }
     lines
-}
-
-/// What a node action does, in the order the runner does it.
-fn node_steps(plan: &NodeActionPlan) -> String {
-    let node = &plan.node;
-    match &plan.operation {
-        NodeOperation::Reboot => format!(
-            "cordon and drain {node}, reboot it, follow it until it is back (booted again, \
-             running, ready, Kubernetes Ready, etcd healthy), uncordon"
-        ),
-        NodeOperation::Shutdown => {
-            format!("cordon and drain {node}, shut it down, wait until it stops answering")
-        }
-        NodeOperation::Cordon => format!("mark {node} unschedulable"),
-        NodeOperation::Uncordon => format!("mark {node} schedulable again"),
-        NodeOperation::Drain => {
-            format!("cordon {node}, evict its pods as their disruption budgets allow")
-        }
-        NodeOperation::ServiceRestart(service) => {
-            format!("restart {service} on {node}, wait until it runs healthy again")
-        }
-    }
 }
 
 fn survey_line(plan: &NodeActionPlan, survey: Option<&NodeSurvey>) -> String {

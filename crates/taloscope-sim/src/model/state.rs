@@ -95,8 +95,11 @@ pub struct SimNode {
 /// Node state only the simulator changes.
 #[derive(Default)]
 pub(crate) struct NodeMutable {
-    /// Version the next boot comes up on (set by an upgrade).
+    /// Version the next boot comes up on (set by an upgrade or a rollback).
     pub staged_version: Option<String>,
+    /// The version the other boot entry holds: the install before the last upgrade, which a
+    /// rollback boots (`None`: never upgraded, that entry is empty).
+    pub previous_version: Option<String>,
     /// The running configuration last applied with ApplyConfiguration (`None`: the one it
     /// booted with).
     pub applied_config: Option<Vec<u8>>,

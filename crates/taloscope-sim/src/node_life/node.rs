@@ -162,10 +162,16 @@ pub(crate) fn power_off(fleet: &crate::model::state::FleetState, node: &SimNode)
 
 /// A new boot: fresh event buffer, boot id, staged version; apid answers, not ready yet.
 fn begin_boot(core: &Core, node: &SimNode) {
+    let running = node.status.borrow().talos_version.clone();
     let staged = {
         let mut mutable = node.lock();
         mutable.booted_at = Some(std::time::Instant::now());
-        mutable.staged_version.take()
+        let staged = mutable.staged_version.take();
+        if staged.is_some() {
+            // The install it ran until now stays in the other boot entry (A/B).
+            mutable.previous_version = Some(running);
+        }
+        staged
     };
     let booted_config = boot_config(node);
     node.events.reset();

@@ -305,6 +305,7 @@ replies!(
     m::EtcdForfeitLeadership,
     m::Upgrade,
     m::Reboot,
+    m::Rollback,
     m::Shutdown,
     m::ServiceRestart,
     m::ApplyConfiguration,

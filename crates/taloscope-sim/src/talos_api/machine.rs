@@ -1,5 +1,6 @@
 //! `machine.MachineService` as a simulated node answers it: version, hostname, services, the
-//! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
+//! legacy Upgrade, Reboot, Rollback, ApplyConfiguration and the Events stream — with Talos's
+//! role rules.
 //! The etcd calls are answered in machine_etcd, Logs and Dmesg in logs, the reads of what runs
 //! inside the node in machine_reads.
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use super::apid::{
 use super::apply_configuration::apply;
 use super::etcd_service;
 use super::image_pull;
-use super::machine_changes::{image_pull_one, locked, reboot_sequence, upgrade};
+use super::machine_changes::{image_pull_one, locked, reboot_sequence, rollback, upgrade};
 pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
     alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
@@ -365,6 +366,21 @@ impl MachineService for MachineApi {
                     Err(locked())
                 }
             }
+        )
+    }
+
+    async fn rollback(
+        &self,
+        request: Request<RollbackRequest>,
+    ) -> Result<Response<RollbackResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Rollback",
+            Role::Admin,
+            RollbackResponse,
+            |t| rollback(core, &t)
         )
     }
 

@@ -75,6 +75,31 @@ pub(super) async fn upgrade(
     })
 }
 
+/// `Rollback` as upstream's handler runs it (siderolabs/talos
+/// internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go `Rollback`): the
+/// bootloader's default entry reverted to the other one (grub/revert.go: A and B flipped, and
+/// a node never upgraded has nothing there: `cannot rollback to "", label does not exist`),
+/// then the reboot sequence, answered before it runs. Upstream runs that sequence
+/// WithTakeover; the sim's node runs one sequence at a time, so a busy node answers locked.
+pub(super) fn rollback(core: &Arc<Core>, t: &Target) -> Result<Rollback, Status> {
+    let previous = t.node.lock().previous_version.clone();
+    let Some(previous) = previous else {
+        return Err(Status::unknown(
+            "cannot rollback to \"\", label does not exist",
+        ));
+    };
+    if t.node.lock().busy {
+        return Err(locked());
+    }
+    t.node.lock().staged_version = Some(previous);
+    if !spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot) {
+        t.node.lock().staged_version = None;
+        return Err(locked());
+    }
+    record(core, t, "MachineService.Rollback");
+    Ok(Rollback { metadata: None })
+}
+
 /// `ImagePull` into the CRI containerd, as upstream's handler
 /// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_images.go).
 pub(super) async fn image_pull_one(
