@@ -112,9 +112,11 @@ pub const fn bind<A, S>(keys: &'static [Key], action: A, help: &'static str) -> 
 }
 
 /// The intent `table` binds `event` to.
-pub fn intent<'a, A, S>(table: &'a [Binding<A, S>], event: &KeyEvent) -> Option<&'a A> {
-    table
-        .iter()
+pub fn intent<'a, A: 'static, S: 'static>(
+    table: impl IntoIterator<Item = &'a Binding<A, S>>,
+    event: &KeyEvent,
+) -> Option<&'a A> {
+    (table.into_iter())
         .find(|b| b.keys.iter().any(|k| k.matches(event)))
         .map(|b| &b.action)
 }

@@ -2,11 +2,11 @@
 //! detail, discovery list, errors, help, command line, filter, confirmation),
 //! built from shared pieces (moves, table keys, global keys). The `?` help overlay and the footer hints are
 //! generated from these tables, so they cannot drift from what keys do.
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::action::Action;
 pub use super::binding::{Binding, Key, bind};
-use super::binding::{HELP, command_line, quit};
+use super::binding::{HELP, command_line, intent, quit, typed_char};
 use super::keymap_actions as actions;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
@@ -298,17 +298,8 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
     {
         return Some(Action::ScreenKey(*event));
     }
-    if let Some(b) = bindings(ctx)
-        .iter()
-        .find(|b| b.keys.iter().any(|k| k.matches(event)))
-    {
-        return Some(b.action.clone());
-    }
-    let typed = event.modifiers - KeyModifiers::SHIFT == KeyModifiers::NONE;
-    match event.code {
-        KeyCode::Char(c) if ctx.takes_text() && typed => Some(Action::Insert(c)),
-        _ => None,
-    }
+    let typed = || typed_char(event).filter(|_| ctx.takes_text());
+    (intent(bindings(ctx), event).cloned()).or_else(|| typed().map(Action::Insert))
 }
 
 /// Footer hints where the keys go now: (keys, label) pairs in table order,

@@ -2,6 +2,7 @@
 use super::*;
 use crate::app::state::InputLine;
 use crate::discovery::Discovery;
+use crossterm::event::{KeyCode, KeyModifiers};
 
 fn press(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, mods)

@@ -181,20 +181,12 @@ fn has_request(screen: &ConfigScreen) -> bool {
 impl ConfigScreen {
     /// The rows the screen shows: each section's heading, and its lines when it is open.
     pub fn rows(&self) -> Vec<Row> {
-        let mut rows = Vec::new();
-        for (at, section) in self.sections.iter().enumerate() {
-            rows.push(Row {
-                section: at,
-                line: None,
-            });
-            if section.open {
-                rows.extend((0..section.lines.len()).map(|line| Row {
-                    section: at,
-                    line: Some(line),
-                }));
-            }
-        }
-        rows
+        let rows = self.sections.iter().enumerate().flat_map(|(at, section)| {
+            let open = if section.open { section.lines.len() } else { 0 };
+            let lines = std::iter::once(None).chain((0..open).map(Some));
+            lines.map(move |line| Row { section: at, line })
+        });
+        rows.collect()
     }
 
     /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
