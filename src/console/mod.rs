@@ -17,3 +17,66 @@ pub mod run_resources;
 mod run_upgrade_plan;
 // The plans of a delete, a CAPI scale and a CAPI-way upgrade, read for their plan screens.
 mod read_plans;
+
+use std::any::Any;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::app::action::AppEvent;
+use crate::app::screens::{ScreenName, ScreenNews};
+use crate::app::state::AppState;
+use crate::discovery::Cluster;
+use crate::upgrade::RunOptions;
+use crate::upgrade::observe::ClusterObserver;
+
+/// The discovered cluster `name`, or that it is gone.
+fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
+    let found = state.clusters.iter().find(|c| c.name == name).cloned();
+    found.ok_or_else(|| format!("cluster {name} is no longer discovered"))
+}
+
+/// Connects to the discovered cluster `name` as the rollouts do: its talosconfig context, its
+/// kube context through the operator's kubeconfig.
+fn connect(
+    state: &AppState,
+    name: &str,
+) -> impl Future<Output = Result<ClusterObserver, String>> + Send + 'static {
+    let cluster = cluster(state, name);
+    let options = RunOptions {
+        kubeconfig: state.provision.kubeconfig.clone(),
+        ..RunOptions::default()
+    };
+    async move { crate::upgrade::launch::connect(&cluster?, &options).await }
+}
+
+/// Sends `news` to the screen `screen`; false once the console is gone.
+async fn tell_screen<N: Any + Send + Sync>(
+    app: &mpsc::Sender<AppEvent>,
+    screen: ScreenName,
+    news: N,
+) -> bool {
+    let news = AppEvent::Screen(ScreenNews::new(screen, news));
+    app.send(news).await.is_ok()
+}
+
+/// Reads `read` in a task of its own, off the event loop; what it gives is the news of the
+/// screen `screen`.
+fn answer<N: Any + Send + Sync>(
+    app: &mpsc::Sender<AppEvent>,
+    screen: ScreenName,
+    read: impl Future<Output = N> + Send + 'static,
+) {
+    let app = app.clone();
+    tokio::spawn(async move { tell_screen(&app, screen, read.await).await });
+}
+
+/// `read` within `bound`, or why not (`what` was not read).
+async fn within<T>(
+    bound: Duration,
+    what: &str,
+    read: impl Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    (tokio::time::timeout(bound, read).await)
+        .unwrap_or_else(|_| Err(format!("{what} was not read within {bound:?}")))
+}

@@ -319,7 +319,10 @@ fn perform(
         Effect::Provision(effect) => {
             super::run_provision_wizard::perform(&console.state, *effect, app_tx)
         }
-        Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
+        // A guard refused the action on its plan: audited as the command line's refusal is.
+        Effect::Refuse { action, why } => Some(Action::Notify(Message::warn(
+            console.dispatcher.refused(&action, &why),
+        ))),
         Effect::RunAction {
             approved,
             run,
@@ -328,7 +331,10 @@ fn perform(
             super::run_operation::run(console, approved, (*run, acks), app_tx);
             None
         }
-        Effect::CancelAction => console.cancel_action(),
+        Effect::CancelAction => {
+            console.cancel_action();
+            None
+        }
         Effect::HoldAction(hold) => console.hold_action(hold),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {

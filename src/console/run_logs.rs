@@ -11,9 +11,8 @@ use tokio::task::JoinHandle;
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::clock::unix_now;
-use crate::talos::{ClientOptions, LogOptions, LogSource, TalosClient};
+use crate::talos::{LogOptions, LogSource, TalosClient};
 use crate::views::logs::{LogEvent, LogNode, LogReport, LogRequest, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
@@ -73,20 +72,8 @@ fn start(
     request: LogRequest,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<(), String> {
-    let cluster = console
-        .state
-        .clusters
-        .iter()
-        .find(|c| c.name == request.cluster)
-        .ok_or_else(|| format!("cluster {} is no longer discovered", request.cluster))?;
-    let context = cluster.talos.as_ref().ok_or_else(|| {
-        format!(
-            "cluster {} has no talosconfig context: logs need the Talos API",
-            cluster.name
-        )
-    })?;
-    let talos = TalosClient::new(context, ClientOptions::default())
-        .map_err(|e| format!("cluster {}: {e}", cluster.name))?;
+    let (_, talos) =
+        super::run_resources::talos_of(&console.state, &request.cluster, "following logs")?;
     console.logs.view = Some(request.view);
     for (index, node) in request.nodes.iter().enumerate() {
         let stream = NodeStream {
@@ -186,7 +173,6 @@ impl NodeStream {
             node: self.index,
             report,
         };
-        let news = AppEvent::Screen(ScreenNews::new(NAME, event));
-        self.app.send(news).await.is_ok()
+        super::tell_screen(&self.app, NAME, event).await
     }
 }

@@ -8,7 +8,6 @@ use tokio::time::MissedTickBehavior;
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::discovery::Cluster;
 use crate::node_resources::{DEFAULT_SAMPLE_SPAN, read_node};
@@ -62,12 +61,7 @@ pub(super) fn talos_of(
     name: &str,
     what: &str,
 ) -> Result<(Cluster, TalosClient), String> {
-    let cluster = state
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .cloned()
-        .ok_or_else(|| format!("cluster {name} is no longer discovered"))?;
+    let cluster = super::cluster(state, name)?;
     let context = cluster.talos.as_ref().ok_or_else(|| {
         format!("cluster {name} has no talosconfig context: {what} needs the Talos API")
     })?;
@@ -100,11 +94,7 @@ fn start(
                 reading: request.reading,
                 read: read.map_err(|e| crate::error_chain(&e)),
             };
-            if tx
-                .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
-                .await
-                .is_err()
-            {
+            if !super::tell_screen(&tx, NAME, news).await {
                 return;
             }
         }
