@@ -22,6 +22,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::app::action::AppEvent;
 use crate::app::screens::{ScreenName, ScreenNews};
@@ -79,4 +80,28 @@ async fn within<T>(
 ) -> Result<T, String> {
     (tokio::time::timeout(bound, read).await)
         .unwrap_or_else(|_| Err(format!("{what} was not read within {bound:?}")))
+}
+
+/// The IO tasks of a screen while it is on top (a log view's streams, the resources screen's
+/// reads); stopping them, or dropping them, aborts them.
+#[derive(Default)]
+pub struct Following {
+    /// The view they serve, when the screen tells its views apart.
+    view: Option<u64>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Following {
+    fn stop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        self.view = None;
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }

@@ -18,7 +18,6 @@ use crate::discovery::Discovery;
 use crate::fleet::CollectOptions;
 use crate::upgrade::RunOptions;
 use crate::upgrade::capi::{CapiAccess, CapiPlanError, CapiProduct, VmTemplates};
-use crate::upgrade::launch::connect as connect_cluster;
 use crate::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest};
 use crate::views::cluster_plan::{Asked, ClusterPlanNews, ClusterPlanTask, NAME, Planned};
 
@@ -103,6 +102,8 @@ pub(super) fn capi_upgrade(
     let state = &console.state;
     let kubeconfig = state.provision.kubeconfig.clone();
     let cluster = super::cluster(state, &request.cluster);
+    // The workload cluster's own Kubernetes API, as the runner connects to it.
+    let connecting = super::connect(state, &request.cluster);
     let config = Arc::clone(&state.provision.config);
     let one_env = Arc::clone(&state.provision.one_env);
     super::answer(app_tx, capi_upgrade::NAME, async move {
@@ -126,16 +127,10 @@ pub(super) fn capi_upgrade(
                 .await?
                 .map_err(|e: CapiPlanError| e.to_string())?;
             plan.machine_timeout_secs = RunOptions::default().node_timeout.as_secs();
-            // The workload cluster's own Kubernetes API, as the runner connects to it.
-            let options = RunOptions {
-                kubeconfig: Some(kubeconfig),
-                ..RunOptions::default()
-            };
-            let kube = connect_cluster(&cluster, &options)
-                .await
-                .ok()
-                .and_then(|o| o.kube);
-            let facts = access.tree_and_status(&plan, kube, options.client).await;
+            let kube = connecting.await.ok().and_then(|o| o.kube);
+            let facts = access
+                .tree_and_status(&plan, kube, Default::default())
+                .await;
             let vm_templates: VmTemplates = match request.product {
                 CapiProduct::TalosOs => {
                     crate::provision::provider::provider_template_names(&config, &cluster, &one_env)

@@ -71,9 +71,9 @@ pub struct Console {
     /// Where journals go (the state dir), as the subcommand resolved it.
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
-    pub logs: super::run_logs::LogStreams,
+    pub logs: super::Following,
     /// The resources screen's reads of its node, while it is on screen.
-    pub resources: super::run_resources::ResourceReads,
+    pub resources: super::Following,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
     /// The cancel of the node or etcd action this console runs.

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
@@ -21,28 +20,6 @@ const BATCH: usize = 256;
 /// and back to this after a stream that delivered lines.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-
-/// The streams of the log view on screen; dropping them aborts their tasks.
-#[derive(Default)]
-pub struct LogStreams {
-    view: Option<u64>,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl LogStreams {
-    fn stop(&mut self) {
-        for task in self.tasks.drain(..) {
-            task.abort();
-        }
-        self.view = None;
-    }
-}
-
-impl Drop for LogStreams {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// Starts or stops the streams of a view.
 pub(super) fn perform(

@@ -14,29 +14,9 @@ use crate::node_resources::{DEFAULT_SAMPLE_SPAN, read_node};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::views::resources::{NAME, REFRESH, ResourcesNews, ResourcesRequest, ResourcesTask};
 
-/// The reads of the node on screen; dropping them aborts the task.
-#[derive(Default)]
-pub struct ResourceReads {
-    task: Option<JoinHandle<()>>,
-}
-
-impl ResourceReads {
-    fn stop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-}
-
-impl Drop for ResourceReads {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// Starts reading a node (stopping the reads before), or stops.
 pub(super) fn perform(
-    reads: &mut ResourceReads,
+    reads: &mut super::Following,
     state: &AppState,
     task: &ResourcesTask,
     app_tx: &mpsc::Sender<AppEvent>,
@@ -47,7 +27,7 @@ pub(super) fn perform(
     };
     match start(state, request.clone(), app_tx) {
         Ok(task) => {
-            reads.task = Some(task);
+            reads.tasks.push(task);
             None
         }
         Err(why) => Some(Action::Notify(Message::error(why))),
