@@ -14,12 +14,9 @@ use super::plan_report::{PlanText, indent};
 use super::progress::{print_progress, progress_printer};
 use super::session::{Chosen, check_gate, connect, discover_all, rollout_lease_read};
 use crate::capi::ClusterTree;
-use crate::capi_doctor::{
-    Finding, FixPlan, LocateError, Located, diagnose, fix_guards, follow, locate,
-};
+use crate::capi_doctor::{Finding, FixPlan, LocateError, Located, diagnose, fix_guards, locate};
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
-use crate::kube::KubeClient;
 use crate::operation::capi_fix::CapiFix;
 
 /// `capi doctor --output json` without `--fix`.
@@ -129,37 +126,19 @@ pub(super) fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode
     let Some(approved) = gate.pass(fix_text, plan.mutating_action(), &guards)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let management = connected
-        .runtime
-        .block_on(KubeClient::new(
-            &kubeconfig,
-            &located.owner.management,
-            Default::default(),
-        ))
-        .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
     let say = |kind: &str, line: String| print_progress(args.gate.output, kind, &line, &line);
     let bounds = (
         Duration::from_secs(args.wait),
         Duration::from_millis(args.poll_ms.max(10)),
     );
     let what = format!("{} in {}", approved.action().describe(), plan.cluster());
-    let mut fix = CapiFix::new(
-        plan,
-        connected.observer.clone(),
-        (management.clone(), located.owner.clone()),
-        bounds,
-    );
+    let observer = connected.observer.clone();
+    let fix = CapiFix::connect(plan, observer, &kubeconfig, located.owner.clone(), bounds);
+    let mut fix = (connected.runtime.block_on(fix)).map_err(|e| Stop(EXIT_BLOCKED, e))?;
     let printer = progress_printer(args.gate.output, Some("step"));
     let applied = gate.run(&connected.runtime, &approved, &mut fix, &printer);
     applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
-    let followed = connected.runtime.block_on(follow(
-        finding,
-        &management,
-        &located.owner,
-        &connected.observer,
-        bounds,
-        |line| say("progress", line),
-    ));
+    let followed = (connected.runtime).block_on(fix.follow(finding, |line| say("progress", line)));
     match followed {
         Ok(done) => {
             say("cleared", done);

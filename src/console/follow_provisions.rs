@@ -21,8 +21,7 @@ use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::cluster::{config_key, join_checks};
 use crate::provision::{
-    JournalEntry, PlanSource, ProvisionJournal, ProvisionPlan, ProvisionRunner, ProvisionStage,
-    RunnerOptions,
+    JournalEntry, ProvisionJournal, ProvisionPlan, ProvisionRunner, ProvisionStage, RunnerOptions,
 };
 
 /// How often a journal's VMs are looked at while they are followed again.
@@ -156,23 +155,8 @@ async fn follow_again<F: Future<Output = ()>>(
     .await;
     let (provider, checks, journal) =
         parts.map_err(|e| format!("cannot follow the journal's VMs again: {e}"))?;
-    // Only what the runner's following reads: who, where, which role.
-    let plan = ProvisionPlan {
-        cluster: group.key.clone(),
-        provider: provider.name.clone(),
-        provider_kind: provider.kind,
-        endpoint: provider.endpoint.clone(),
-        role: MachineRole::parse(&group.role).unwrap_or(MachineRole::Worker),
-        count: group.vms.len(),
-        source: PlanSource::Template {
-            id: 0,
-            name: "from the journal".into(),
-        },
-        machine_config: None,
-        name_pattern: String::new(),
-        vm_names: Vec::new(),
-        room: Default::default(),
-    };
+    let role = MachineRole::parse(&group.role).unwrap_or(MachineRole::Worker);
+    let plan = ProvisionPlan::following(&group.key, &provider, role, group.vms.len());
     let (tx, mut rx) = mpsc::channel(64);
     let options = RunnerOptions {
         poll: POLL,

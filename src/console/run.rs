@@ -71,9 +71,9 @@ pub struct Console {
     /// Where journals go (the state dir), as the subcommand resolved it.
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
-    pub logs: super::run_logs::LogStreams,
+    pub logs: super::Following,
     /// The resources screen's reads of its node, while it is on screen.
-    pub resources: super::run_resources::ResourceReads,
+    pub resources: super::Following,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
     /// The cancel of the node or etcd action this console runs.
@@ -319,7 +319,10 @@ fn perform(
         Effect::Provision(effect) => {
             super::run_provision_wizard::perform(&console.state, *effect, app_tx)
         }
-        Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
+        // A guard refused the action on its plan: audited as the command line's refusal is.
+        Effect::Refuse { action, why } => Some(Action::Notify(Message::warn(
+            console.dispatcher.refused(&action, &why),
+        ))),
         Effect::RunAction {
             approved,
             run,
@@ -328,7 +331,10 @@ fn perform(
             super::run_operation::run(console, approved, (*run, acks), app_tx);
             None
         }
-        Effect::CancelAction => console.cancel_action(),
+        Effect::CancelAction => {
+            console.cancel_action();
+            None
+        }
         Effect::HoldAction(hold) => console.hold_action(hold),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {

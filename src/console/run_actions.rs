@@ -7,9 +7,8 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::actions::ActionUpdate;
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::ApprovedAction;
 use crate::journal::action::interrupted_actions;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
 use crate::rollout::RolloutControl;
@@ -17,20 +16,17 @@ use crate::views::actions::{self, Surveyed};
 
 /// Reads the survey of `plan` off the event loop; it comes back as the actions screen's news.
 pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Sender<AppEvent>) {
-    let (cluster, options) = super::run_operation::connection(state, &plan.cluster);
-    let app = app_tx.clone();
-    tokio::spawn(async move {
-        let survey = match super::run_operation::observer(cluster, options, &plan.cluster).await {
+    let connecting = super::connect(state, &plan.cluster);
+    super::answer(app_tx, actions::NAME, async move {
+        let survey = match connecting.await {
             Ok(observer) => Ok(NodeSurvey::read(&plan, &observer).await),
             Err(e) => Err(e),
         };
-        let surveyed = Surveyed {
+        Surveyed {
             cluster: plan.cluster.clone(),
             node: plan.node.clone(),
             survey,
-        };
-        let news = ScreenNews::new(actions::NAME, surveyed);
-        let _ = app.send(AppEvent::Screen(news)).await;
+        }
     });
 }
 
@@ -70,13 +66,12 @@ pub(super) fn startup(console: &mut Console) -> Vec<Action> {
 
 impl Console {
     /// Cancels the running operation after its current step.
-    pub(super) fn cancel_action(&mut self) -> Option<Action> {
+    pub(super) fn cancel_action(&self) {
         if let Some(rollout) = &self.rollout_control {
             let _ = rollout.send(RolloutControl::Abort);
         } else if let Some(cancel) = &self.action_cancel {
             let _ = cancel.send(true);
         }
-        None
     }
 
     /// Holds the running upgrade between its steps (`true`), or lets it go on.
@@ -102,10 +97,5 @@ impl Console {
             Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
         };
         Action::Notify(Message::warn(text))
-    }
-
-    /// A guard refused `action` on its plan: audited as the command line's refusal is.
-    pub(super) fn refuse_action(&self, action: &MutatingAction, why: &str) -> Action {
-        Action::Notify(Message::warn(self.dispatcher.refused(action, why)))
     }
 }

@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::cluster_config::{ConfigPatch, PatchTarget};
 use crate::machine_config::read_node_config;
@@ -31,14 +30,12 @@ pub(super) fn perform(
         Ok((_, talos)) => talos,
         Err(why) => return Some(Action::Notify(Message::error(why))),
     };
-    let tx = app_tx.clone();
-    tokio::spawn(async move {
+    super::answer(app_tx, NAME, async move {
         let read = read_node_config(&talos, &request.node, &request.address, false).await;
-        let news = ConfigNews {
+        ConfigNews {
             reading: request.reading,
             read: read.map_err(|e| crate::error_chain(&e)),
-        };
-        let _ = tx.send(AppEvent::Screen(ScreenNews::new(NAME, news))).await;
+        }
     });
     None
 }
@@ -46,32 +43,27 @@ pub(super) fn perform(
 /// Reads the patch file the wizard names (a bad one is named in the error), connects to its
 /// cluster and plans the patch from each target node's dry run, within [`PLAN_BOUND`].
 pub(super) fn plan_patch(state: &AppState, task: PatchTask, app_tx: &mpsc::Sender<AppEvent>) {
-    let (cluster, options) = super::run_operation::connection(state, &task.cluster);
-    let tx = app_tx.clone();
-    tokio::spawn(async move {
-        let read = async {
-            let patch = ConfigPatch::load(&task.file, PatchTarget::All)
-                .map_err(|e| crate::printable::line(&e.to_string()))?;
-            let observer = super::run_operation::observer(cluster, options, &task.cluster).await?;
-            let status = observer.status().await;
-            let request = ConfigPatchRequest {
-                patches: vec![patch],
-                role: task.role,
-                nodes: task.nodes.clone(),
-                mode: task.mode,
-                try_timeout: task.try_timeout,
-            };
-            plan_config_patch(&observer.talos, &status, &request)
-                .await
-                .map_err(|e| crate::printable::line(&e.to_string()))
+    let (connecting, asked) = (super::connect(state, &task.cluster), task.asked);
+    let read = async move {
+        let patch = ConfigPatch::load(&task.file, PatchTarget::All)
+            .map_err(|e| crate::printable::line(&e.to_string()))?;
+        let observer = connecting.await?;
+        let status = observer.status().await;
+        let request = ConfigPatchRequest {
+            patches: vec![patch],
+            role: task.role,
+            nodes: task.nodes.clone(),
+            mode: task.mode,
+            try_timeout: task.try_timeout,
         };
-        let read = tokio::time::timeout(PLAN_BOUND, read)
+        plan_config_patch(&observer.talos, &status, &request)
             .await
-            .unwrap_or_else(|_| Err(format!("the plan was not read within {PLAN_BOUND:?}")));
-        let news = PatchNews {
-            asked: task.asked,
-            read,
-        };
-        let _ = tx.send(AppEvent::Screen(ScreenNews::new(NAME, news))).await;
+            .map_err(|e| crate::printable::line(&e.to_string()))
+    };
+    super::answer(app_tx, NAME, async move {
+        PatchNews {
+            asked,
+            read: super::within(PLAN_BOUND, "the plan", read).await,
+        }
     });
 }

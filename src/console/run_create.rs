@@ -2,7 +2,6 @@
 //! `run_operation`): the journals of killed creates read, the plan and guards made by the CLI's
 //! own functions, and the operator's answers to the run's fingerprint questions passed on.
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,11 +9,8 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::screens::ScreenNews;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{CreateOptions, plan_with_guards, unfinished_creates};
-use crate::config::Config;
-use crate::opennebula::auth::OneEnvironment;
 use crate::views::create::{CreateNews, CreateTask, NAME};
 
 /// An answer to a fingerprint question: its id, and whether the operator confirmed it.
@@ -54,62 +50,33 @@ impl Default for CreateRuns {
     }
 }
 
-/// What a create task takes from the console.
-struct CreateIo {
-    config: Arc<Config>,
-    one_env: Arc<OneEnvironment>,
-    state_dir: PathBuf,
-    app: mpsc::Sender<AppEvent>,
-}
-
-impl CreateIo {
-    async fn send(&self, news: CreateNews) {
-        let _ = self
-            .app
-            .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
-            .await;
-    }
-}
-
 /// Runs one create task; what comes back is fed to update.
 pub(super) fn perform(
     console: &mut Console,
     task: CreateTask,
     app: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
-    let io = CreateIo {
-        config: Arc::clone(&console.state.provision.config),
-        one_env: Arc::clone(&console.state.provision.one_env),
-        state_dir: console.paths.state_dir.clone(),
-        app: app.clone(),
-    };
+    let state_dir = console.paths.state_dir.clone();
     match task {
-        CreateTask::ReadUnfinished => {
-            tokio::spawn(async move {
-                let dir = io.state_dir.clone();
-                let read = tokio::task::spawn_blocking(move || unfinished_creates(&dir)).await;
-                let (found, errors) = read.unwrap_or_default();
-                io.send(CreateNews::Unfinished { found, errors }).await;
-            });
-        }
+        CreateTask::ReadUnfinished => super::answer(app, NAME, async move {
+            let read = tokio::task::spawn_blocking(move || unfinished_creates(&state_dir)).await;
+            let (found, errors) = read.unwrap_or_default();
+            CreateNews::Unfinished { found, errors }
+        }),
         CreateTask::Plan { asked, request } => {
-            let clusters = console.state.clusters.clone();
+            let state = &console.state;
+            let config = Arc::clone(&state.provision.config);
+            let one_env = Arc::clone(&state.provision.one_env);
+            let clusters = state.clusters.clone();
             let files = console.creates.files.clone();
-            tokio::spawn(async move {
+            super::answer(app, NAME, async move {
                 let files = files.as_ref().map_err(String::as_str);
-                let planned = plan_with_guards(
-                    &io.config,
-                    &io.one_env,
-                    &request,
-                    &io.state_dir,
-                    &clusters,
-                    files,
-                )
-                .await;
-                let result = planned
+                let planned =
+                    plan_with_guards(&config, &one_env, &request, &state_dir, &clusters, files);
+                let result = (planned.await)
                     .map(|p| (Box::new(p.plan), p.guards))
                     .map_err(|e| e.to_string());
-                io.send(CreateNews::Planned { asked, result }).await;
+                CreateNews::Planned { asked, result }
             });
         }
         CreateTask::Answer { cluster, id, trust } => {

@@ -6,7 +6,6 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use crate::app::action::AppEvent;
-use crate::app::screens::ScreenNews;
 use crate::fleet::health_check::{DEFAULT_WAIT, follow_health_check};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::views::health::{HealthNews, HealthReport, HealthRun, NAME};
@@ -15,16 +14,13 @@ use crate::views::health::{HealthNews, HealthReport, HealthRun, NAME};
 pub(super) fn start_health_check(run: HealthRun, app_tx: &mpsc::Sender<AppEvent>) {
     let tx = app_tx.clone();
     tokio::spawn(async move {
-        let report = |news| {
-            let report = HealthReport {
-                cluster: run.cluster.name.clone(),
-                run: run.run,
-                at: Instant::now(),
-                news,
-            };
-            AppEvent::Screen(ScreenNews::new(NAME, report))
+        let report = |news| HealthReport {
+            cluster: run.cluster.name.clone(),
+            run: run.run,
+            at: Instant::now(),
+            news,
         };
-        if tx.send(report(HealthNews::Started)).await.is_err() {
+        if !super::tell_screen(&tx, NAME, report(HealthNews::Started)).await {
             return;
         }
         let ended = match &run.cluster.talos {
@@ -34,7 +30,7 @@ pub(super) fn start_health_check(run: HealthRun, app_tx: &mpsc::Sender<AppEvent>
                 Ok(talos) => follow(&talos, &run, &tx, &report).await,
             },
         };
-        let _ = tx.send(report(HealthNews::Finished(ended))).await;
+        super::tell_screen(&tx, NAME, report(HealthNews::Finished(ended))).await;
     });
 }
 
@@ -43,7 +39,7 @@ async fn follow(
     talos: &TalosClient,
     run: &HealthRun,
     tx: &mpsc::Sender<AppEvent>,
-    report: &impl Fn(HealthNews) -> AppEvent,
+    report: &impl Fn(HealthNews) -> HealthReport,
 ) -> Option<String> {
     // The stream's callback cannot wait for the app channel; this queue holds what the node
     // sent (one message per check change) until it is forwarded.
@@ -57,11 +53,7 @@ async fn follow(
     };
     let forward = async {
         while let Some(progress) = queued.recv().await {
-            if tx
-                .send(report(HealthNews::Progress(progress)))
-                .await
-                .is_err()
-            {
+            if !super::tell_screen(tx, NAME, report(HealthNews::Progress(progress))).await {
                 break;
             }
         }

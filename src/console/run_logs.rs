@@ -6,14 +6,12 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::clock::unix_now;
-use crate::talos::{ClientOptions, LogOptions, LogSource, TalosClient};
+use crate::talos::{LogOptions, LogSource, TalosClient};
 use crate::views::logs::{LogEvent, LogNode, LogReport, LogRequest, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
@@ -22,28 +20,6 @@ const BATCH: usize = 256;
 /// and back to this after a stream that delivered lines.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-
-/// The streams of the log view on screen; dropping them aborts their tasks.
-#[derive(Default)]
-pub struct LogStreams {
-    view: Option<u64>,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl LogStreams {
-    fn stop(&mut self) {
-        for task in self.tasks.drain(..) {
-            task.abort();
-        }
-        self.view = None;
-    }
-}
-
-impl Drop for LogStreams {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// Starts or stops the streams of a view.
 pub(super) fn perform(
@@ -73,20 +49,8 @@ fn start(
     request: LogRequest,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<(), String> {
-    let cluster = console
-        .state
-        .clusters
-        .iter()
-        .find(|c| c.name == request.cluster)
-        .ok_or_else(|| format!("cluster {} is no longer discovered", request.cluster))?;
-    let context = cluster.talos.as_ref().ok_or_else(|| {
-        format!(
-            "cluster {} has no talosconfig context: logs need the Talos API",
-            cluster.name
-        )
-    })?;
-    let talos = TalosClient::new(context, ClientOptions::default())
-        .map_err(|e| format!("cluster {}: {e}", cluster.name))?;
+    let (_, talos) =
+        super::run_resources::talos_of(&console.state, &request.cluster, "following logs")?;
     console.logs.view = Some(request.view);
     for (index, node) in request.nodes.iter().enumerate() {
         let stream = NodeStream {
@@ -186,7 +150,6 @@ impl NodeStream {
             node: self.index,
             report,
         };
-        let news = AppEvent::Screen(ScreenNews::new(NAME, event));
-        self.app.send(news).await.is_ok()
+        super::tell_screen(&self.app, NAME, event).await
     }
 }

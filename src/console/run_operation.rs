@@ -25,7 +25,7 @@ use crate::capi_scale::ScaleOptions;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
     CreateOptions, CreatePlan, FingerprintPolicy, FingerprintQuestion, ProviderDelete, RunSummary,
-    create_runner, provider_named,
+    create_runner,
 };
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
 use crate::node_actions::NodeActionOptions;
@@ -42,15 +42,14 @@ use crate::operation::provision::Provisioning;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::operation::scale::CapiScale;
 use crate::operation::terminate::VmTermination;
-use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
+use crate::operation::upgrade::{UpgradeRun, resume_from_journal, spawn_upgrade};
 use crate::operation::{
-    CancelSignal, Events, Operation, OperationEvent, OperationKind, Runner, runner_events,
+    CancelSignal, Operation, OperationEvent, OperationKind, Runner, runner_events,
 };
 use crate::provision::cluster::{GuardInputs, cluster_addresses, config_key, join_checks};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
-use crate::rollout::{RolloutEvent, RolloutHandle, RolloutJournal, RolloutKind};
+use crate::rollout::{RolloutEvent, RolloutHandle};
 use crate::upgrade::kubernetes::Kubernetes;
-use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{RunOptions, TalosOs, UpgradeKind};
 
@@ -93,31 +92,6 @@ const SCALE_OPTIONS: ScaleOptions = ScaleOptions {
 const PROVISION_POLL: Duration = Duration::from_secs(1);
 const NO_KUBECONFIG: &str = "no kubeconfig was read: the management cluster cannot be reached";
 
-/// The discovered cluster `name` and how to reach it, as the rollouts do: its talosconfig
-/// context, its kube context through the operator's kubeconfig.
-pub(super) fn connection(
-    state: &AppState,
-    name: &str,
-) -> (Option<crate::discovery::Cluster>, RunOptions) {
-    let cluster = state.clusters.iter().find(|c| c.name == name).cloned();
-    let options = RunOptions {
-        kubeconfig: state.provision.kubeconfig.clone(),
-        ..RunOptions::default()
-    };
-    (cluster, options)
-}
-
-/// Connects to `name`'s cluster.
-pub(super) async fn observer(
-    cluster: Option<crate::discovery::Cluster>,
-    options: RunOptions,
-    name: &str,
-) -> Result<ClusterObserver, String> {
-    let cluster =
-        cluster.ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
-    connect(&cluster, &options).await
-}
-
 /// How a run ended (`Ok`: what its runner said), or why its operation could not be opened
 /// (`Err`: audited by [`run`], as the operation runner audits every run it carries out).
 type Ended = Result<Result<String, String>, String>;
@@ -137,44 +111,36 @@ struct Approved {
 }
 
 impl Approved {
-    fn runner<'a>(&'a self, cancel: CancelSignal, events: Events<'a>) -> Runner<'a> {
-        Runner {
+    /// `operation` through the one runner, stopped between steps by `cancel`, each of its
+    /// events told as `told` maps it (an operation whose own typed events carry its lines
+    /// tells none).
+    async fn carry<O: Operation>(
+        &self,
+        operation: &mut O,
+        cancel: CancelSignal,
+        told: impl Fn(&OperationEvent) -> Vec<ProgressEvent> + Send + Sync,
+    ) -> Result<String, String> {
+        let events = |event: OperationEvent| tell(&self.progress, told(&event));
+        let runner = Runner {
             approved: &self.approved,
             dispatcher: &self.dispatcher,
             state_dir: &self.state_dir,
             acks: &self.acks,
             cancel,
-            events,
-        }
+            events: &events,
+        };
+        crate::operation::run(operation, runner).await
     }
+}
 
-    /// `operation` through the one runner, stopped between steps by `cancel`, its events told
-    /// as progress events (about `node`).
-    async fn carry<O: Operation>(
-        &self,
-        operation: &mut O,
-        cancel: CancelSignal,
-        node: Option<&str>,
-    ) -> Result<String, String> {
-        let told =
-            |event: OperationEvent| tell(&self.progress, runner_events::operation(&event, node));
-        crate::operation::run(operation, self.runner(cancel, &told)).await
-    }
+/// An operation whose own typed events carry its lines: the runner's tell nothing more.
+fn quiet(_: &OperationEvent) -> Vec<ProgressEvent> {
+    Vec::new()
+}
 
-    /// `carry` for a rollout whose lines name their step's node: each its row's phase.
-    async fn carry_phases<O: Operation>(
-        &self,
-        operation: &mut O,
-        cancel: CancelSignal,
-    ) -> Result<String, String> {
-        let told = |event: OperationEvent| tell(&self.progress, runner_events::node_phases(&event));
-        crate::operation::run(operation, self.runner(cancel, &told)).await
-    }
-
-    /// `operation` through the one runner to its end; its own typed events carry its lines.
-    async fn carry_quietly<O: Operation>(&self, operation: &mut O) -> Result<String, String> {
-        crate::operation::run(operation, self.runner(CancelSignal::never(), &|_| {})).await
-    }
+/// The runner's events of an operation about no one node.
+fn lines(event: &OperationEvent) -> Vec<ProgressEvent> {
+    runner_events::operation(event, None)
 }
 
 /// Runs an approved operation in its own task through the operation runner: its progress
@@ -231,6 +197,7 @@ pub(super) fn run(
 fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
     console.rollout_control = None;
     let state = &console.state;
+    let kubeconfig = state.provision.kubeconfig.clone();
     match run {
         ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
             let started = start_upgrade(state, &on, run).map(|(handle, events)| {
@@ -252,53 +219,51 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 Ok(outcome.and_then(|outcome| runner_events::rollout_end(&outcome)))
             })
         }
-        ActionRun::Node(plan) => {
-            let (cluster, _, cancel) = connecting(console, &on);
-            Box::pin(async move {
-                let node = plan.node.clone();
-                let mut action =
-                    NodeAction::new(plan, cluster.await?, NodeActionOptions::console());
-                Ok(on.carry(&mut action, cancel, Some(&node)).await)
-            })
-        }
-        ActionRun::Etcd(plan) => {
-            let (cluster, _, cancel) = connecting(console, &on);
-            Box::pin(async move {
-                let limits = SnapshotLimits {
-                    bound: SNAPSHOT_BOUND,
-                    max_bytes: SNAPSHOT_MAX_BYTES,
-                };
-                let mut etcd = EtcdOperation::new(plan, cluster.await?, limits);
-                Ok(on.carry(&mut etcd, cancel, None).await)
-            })
-        }
+        ActionRun::Node(plan) => on_cluster(console, on, |on, observer, cancel| async move {
+            let node = plan.node.clone();
+            let mut action = NodeAction::new(plan, observer, NodeActionOptions::console());
+            let told = |e: &OperationEvent| runner_events::operation(e, Some(&node));
+            Ok(on.carry(&mut action, cancel, told).await)
+        }),
+        ActionRun::Etcd(plan) => on_cluster(console, on, |on, observer, cancel| async move {
+            let limits = SnapshotLimits {
+                bound: SNAPSHOT_BOUND,
+                max_bytes: SNAPSHOT_MAX_BYTES,
+            };
+            let mut etcd = EtcdOperation::new(plan, observer, limits);
+            Ok(on.carry(&mut etcd, cancel, lines).await)
+        }),
         ActionRun::ConfigPatch(plan) => {
             let owner = state.fleet.capi.owner(&plan.cluster).cloned();
-            let (cluster, _, cancel) = connecting(console, &on);
-            Box::pin(async move {
+            on_cluster(console, on, |on, observer, cancel| async move {
                 let options = NodeActionOptions::console();
-                let mut patch = ConfigPatchRollout::new(*plan, cluster.await?, options, owner);
-                Ok(on.carry_phases(&mut patch, cancel).await)
+                let mut patch = ConfigPatchRollout::new(*plan, observer, options, owner);
+                Ok(on
+                    .carry(&mut patch, cancel, runner_events::node_phases)
+                    .await)
             })
         }
-        ActionRun::Forget(plan) => {
-            let (cluster, _, cancel) = connecting(console, &on);
-            Box::pin(async move {
-                let mut forget = NodeForget::new(*plan, cluster.await?);
-                Ok(on.carry(&mut forget, cancel, None).await)
-            })
-        }
-        ActionRun::CapiFix(fix) => {
-            let (cluster, kubeconfig, cancel) = connecting(console, &on);
-            Box::pin(async move {
-                let observer = cluster.await?;
-                capi_fix(&on, *fix, observer, kubeconfig, cancel).await
-            })
-        }
+        ActionRun::Forget(plan) => on_cluster(console, on, |on, observer, cancel| async move {
+            let mut forget = NodeForget::new(*plan, observer);
+            Ok(on.carry(&mut forget, cancel, lines).await)
+        }),
+        ActionRun::CapiFix(fix) => on_cluster(console, on, |on, observer, cancel| async move {
+            let kubeconfig = kubeconfig.ok_or_else(|| NO_KUBECONFIG.to_string())?;
+            let CapiFixRun {
+                plan,
+                finding,
+                owner,
+            } = *fix;
+            let fixing = CapiFix::connect(plan, observer, &kubeconfig, owner, CAPI_FOLLOW);
+            let mut operation = fixing.await?;
+            if let Err(e) = on.carry(&mut operation, cancel, lines).await {
+                return Ok(Err(e));
+            }
+            let say = |line| tell(&on.progress, vec![ProgressEvent::Line(line)]);
+            Ok(operation.follow(&finding, say).await)
+        }),
         ActionRun::CapiUpgrade(plan) => {
-            let (cluster, kubeconfig, cancel) = connecting(console, &on);
-            Box::pin(async move {
-                let observer = cluster.await?;
+            on_cluster(console, on, |on, observer, cancel| async move {
                 let kubeconfig = kubeconfig.ok_or_else(|| NO_KUBECONFIG.to_string())?;
                 // A killed run of this same upgrade is resumed: its Lease taken over.
                 let options = CapiUpgradeOptions {
@@ -307,7 +272,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 };
                 let connected = CapiUpgrade::connect(*plan, &kubeconfig, observer.kube, options);
                 let mut upgrade = connected.await?;
-                Ok(on.carry(&mut upgrade, cancel, None).await)
+                Ok(on.carry(&mut upgrade, cancel, lines).await)
             })
         }
         ActionRun::Delete(plan) => {
@@ -320,7 +285,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             Box::pin(async move {
                 let cluster = plan.cluster.clone();
                 let mut delete = ClusterDelete::new(plan, steps?, DELETE_BOUNDS);
-                let deleted = on.carry(&mut delete, CancelSignal::never(), None).await;
+                let deleted = on.carry(&mut delete, CancelSignal::never(), lines).await;
                 Ok(deleted.map(|_| {
                     format!("cluster {cluster} deleted: no VM, context or journal of it left")
                 }))
@@ -337,16 +302,16 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
         ActionRun::CapiScale(scale) => {
             let sources = super::read_plans::connect(console, &scale.plan.cluster);
             Box::pin(async move {
-                let sources = sources?.await?;
                 let (events, teller) = teller(on.progress.clone(), runner_events::scale);
                 let started = std::time::Instant::now();
+                let sources = sources.await?;
                 let mut operation = CapiScale::new(scale.plan, sources, SCALE_OPTIONS, events);
                 // The acknowledgements typed on the scale's own plan.
                 let on = Approved {
                     acks: scale.acks,
                     ..on
                 };
-                let result = on.carry_quietly(&mut operation).await;
+                let result = on.carry(&mut operation, CancelSignal::never(), quiet).await;
                 let outcome = operation.outcome(result, started.elapsed().as_secs());
                 drop(operation);
                 let _ = teller.await;
@@ -359,7 +324,6 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
         }
         ActionRun::Provision(plan) => {
             let opened = provision_inputs(state, &plan, on.acks.clone());
-            let kubeconfig = state.provision.kubeconfig.clone();
             Box::pin(provision(on, *plan, opened, kubeconfig))
         }
         ActionRun::TerminateVm => {
@@ -375,7 +339,9 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 let (provider, cluster, vm) = opened?;
                 let journal = ProvisionJournal::open(&on.state_dir, &cluster).ok();
                 let mut termination = VmTermination::new((cluster, vm), provider, journal);
-                let terminated = on.carry_quietly(&mut termination).await;
+                let terminated = on
+                    .carry(&mut termination, CancelSignal::never(), quiet)
+                    .await;
                 Ok(terminated.and_then(|_| {
                     let vm = termination.progress();
                     vm.map(|vm| format!("{} terminated", vm.name))
@@ -386,62 +352,24 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
     }
 }
 
-/// The approved action's cluster being connected to, the kubeconfig it was read with, and the
-/// cancel the console keeps for the run (`c` on the progress).
-fn connecting(
+/// A run on a connection to the approved action's cluster, which the operator may cancel
+/// (`c` on the progress: the console keeps its sender).
+fn on_cluster<F: Future<Output = Ended> + Send + 'static>(
     console: &mut Console,
-    on: &Approved,
-) -> (
-    impl Future<Output = Result<ClusterObserver, String>> + Send + 'static,
-    Option<kube::config::Kubeconfig>,
-    CancelSignal,
-) {
-    let name = on.approved.action().cluster().to_string();
-    let (cluster, options) = connection(&console.state, &name);
-    let kubeconfig = options.kubeconfig.clone();
+    on: Approved,
+    run: impl FnOnce(Approved, ClusterObserver, CancelSignal) -> F + Send + 'static,
+) -> Carried {
+    let connecting = super::connect(&console.state, on.approved.action().cluster());
     let (cancel_tx, cancel) = CancelSignal::new();
     console.action_cancel = Some(cancel_tx);
-    let observer = async move { observer(cluster, options, &name).await };
-    (observer, kubeconfig, cancel)
+    Box::pin(async move { run(on, connecting.await?, cancel).await })
 }
 
 /// The provider named `name` in the operator's config.
 fn provider(state: &AppState, name: &str) -> Result<Provider, String> {
-    provider_named(&state.provision.config, &state.provision.one_env, name)
-        .map(|(provider, _)| provider)
-        .map_err(|e| e.to_string())
+    let (config, one_env) = (&state.provision.config, &state.provision.one_env);
+    super::run_provision_wizard::provider(config, one_env, name)
 }
-
-/// `capi doctor --fix`'s operation, then the cluster followed until the finding clears, their
-/// lines told as progress.
-async fn capi_fix(
-    on: &Approved,
-    fix: CapiFixRun,
-    observer: ClusterObserver,
-    kubeconfig: Option<kube::config::Kubeconfig>,
-    cancel: CancelSignal,
-) -> Ended {
-    let kubeconfig = kubeconfig.ok_or_else(|| NO_KUBECONFIG.to_string())?;
-    let management =
-        crate::kube::KubeClient::new(&kubeconfig, &fix.owner.management, Default::default())
-            .await
-            .map_err(|e| crate::error_chain(&e))?;
-    let mut operation = CapiFix::new(
-        fix.plan,
-        observer.clone(),
-        (management.clone(), fix.owner.clone()),
-        CAPI_FOLLOW,
-    );
-    if let Err(e) = on.carry(&mut operation, cancel, None).await {
-        return Ok(Err(e));
-    }
-    let say = |line: String| tell(&on.progress, vec![ProgressEvent::Line(line)]);
-    let (finding, owner) = (&fix.finding, &fix.owner);
-    let followed =
-        crate::capi_doctor::follow(finding, &management, owner, &observer, CAPI_FOLLOW, say);
-    Ok(followed.await)
-}
-
 /// What a provision's runner needs from the console: the cluster the VMs join (the wizard shows
 /// it by name; the plan and approval by its config key), the provider, and the guards' inputs
 /// (the acknowledgements typed in the wizard and the Cluster API owner as its guards saw it:
@@ -493,7 +421,9 @@ async fn provision(
     let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events)
         .with_guards(guards);
     let mut provisioning = Provisioning::new(runner);
-    let result = on.carry_quietly(&mut provisioning).await;
+    let result = on
+        .carry(&mut provisioning, CancelSignal::never(), quiet)
+        .await;
     let summary = provisioning.summary(&result).await;
     drop(provisioning);
     let _ = teller.await;
@@ -528,7 +458,9 @@ async fn create(
     let for_task = on.clone();
     let mut task = tokio::spawn(async move {
         let mut create = ClusterCreate::new(runner);
-        let result = for_task.carry_quietly(&mut create).await;
+        let result = for_task
+            .carry(&mut create, CancelSignal::never(), quiet)
+            .await;
         create.summary(&result).await
     });
     let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
@@ -568,70 +500,38 @@ fn start_upgrade(
     on: &Approved,
     run: ActionRun,
 ) -> Result<(RolloutHandle, mpsc::UnboundedReceiver<RolloutEvent>), String> {
-    let name = on.approved.action().cluster().to_string();
-    let cluster = connection(state, &name)
-        .0
-        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let cluster = super::cluster(state, on.approved.action().cluster())?;
     let (events, rx) = mpsc::unbounded_channel();
-    let dir = on.state_dir.clone();
-    let (approved, dispatcher) = (on.approved.clone(), on.dispatcher.clone());
     let handle = match run {
-        ActionRun::Upgrade(planned) => {
-            let options = RunOptions {
-                state_dir: Some(dir),
-                ..RunOptions::default()
-            };
-            let with = (approved, dispatcher, on.acks.clone(), cluster, options);
-            match *planned {
-                PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, with, events),
-                PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, with, events),
-            }
-        }
+        ActionRun::Upgrade(planned) => match *planned {
+            PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, on, cluster, events),
+            PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, on, cluster, events),
+        },
         _ => {
-            let journal = RolloutJournal::load_unfinished(&dir, &name)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!(
-                        "no unfinished rollout journal of {name} under {}",
-                        dir.display()
-                    )
-                })?;
-            let options = RunOptions {
-                state_dir: Some(dir),
-                ..RunOptions::from_journal(&journal.options)
-            };
-            let resume = match journal.kind {
-                RolloutKind::TalosUpgrade => resume_upgrade_with::<TalosOs>,
-                RolloutKind::KubernetesUpgrade => resume_upgrade_with::<Kubernetes>,
-            };
-            resume(journal, approved, dispatcher, cluster, options, events)
+            let approval = (on.approved.clone(), on.dispatcher.clone());
+            resume_from_journal(&on.state_dir, cluster, approval, events)?
         }
     };
     Ok((handle, rx))
 }
 
-/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, cluster and options.
+/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, on `cluster`.
 fn fresh<K: UpgradeKind>(
     plan: K::Plan,
-    (approved, dispatcher, acks, cluster, options): UpgradeWith,
+    on: &Approved,
+    cluster: crate::discovery::Cluster,
     events: mpsc::UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
     let run = UpgradeRun::<K> {
-        approved,
-        dispatcher,
+        approved: on.approved.clone(),
+        dispatcher: on.dispatcher.clone(),
         plan,
-        acks,
+        acks: on.acks.clone(),
         cluster,
-        options,
+        options: RunOptions {
+            state_dir: Some(on.state_dir.clone()),
+            ..RunOptions::default()
+        },
     };
     spawn_upgrade(run, events)
 }
-
-/// What a new upgrade starts with besides its plan.
-type UpgradeWith = (
-    ApprovedAction,
-    Dispatcher,
-    Vec<String>,
-    crate::discovery::Cluster,
-    RunOptions,
-);

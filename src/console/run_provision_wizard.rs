@@ -34,15 +34,6 @@ pub(super) fn provider(
         .map_err(|e| e.to_string())
 }
 
-fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
-    state
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .cloned()
-        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))
-}
-
 async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
     match &provider.clients {
         ProviderClients::Templates(client) => client
@@ -96,7 +87,7 @@ pub(super) fn perform(
             config,
             request,
         } => {
-            let found = cluster(state, &name);
+            let found = super::cluster(state, &name);
             tokio::spawn(io.plan(found, name, asked, config, request));
         }
     }

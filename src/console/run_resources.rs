@@ -8,36 +8,15 @@ use tokio::time::MissedTickBehavior;
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::discovery::Cluster;
 use crate::node_resources::{DEFAULT_SAMPLE_SPAN, read_node};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::views::resources::{NAME, REFRESH, ResourcesNews, ResourcesRequest, ResourcesTask};
 
-/// The reads of the node on screen; dropping them aborts the task.
-#[derive(Default)]
-pub struct ResourceReads {
-    task: Option<JoinHandle<()>>,
-}
-
-impl ResourceReads {
-    fn stop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-}
-
-impl Drop for ResourceReads {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// Starts reading a node (stopping the reads before), or stops.
 pub(super) fn perform(
-    reads: &mut ResourceReads,
+    reads: &mut super::Following,
     state: &AppState,
     task: &ResourcesTask,
     app_tx: &mpsc::Sender<AppEvent>,
@@ -48,7 +27,7 @@ pub(super) fn perform(
     };
     match start(state, request.clone(), app_tx) {
         Ok(task) => {
-            reads.task = Some(task);
+            reads.tasks.push(task);
             None
         }
         Err(why) => Some(Action::Notify(Message::error(why))),
@@ -62,12 +41,7 @@ pub(super) fn talos_of(
     name: &str,
     what: &str,
 ) -> Result<(Cluster, TalosClient), String> {
-    let cluster = state
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .cloned()
-        .ok_or_else(|| format!("cluster {name} is no longer discovered"))?;
+    let cluster = super::cluster(state, name)?;
     let context = cluster.talos.as_ref().ok_or_else(|| {
         format!("cluster {name} has no talosconfig context: {what} needs the Talos API")
     })?;
@@ -100,11 +74,7 @@ fn start(
                 reading: request.reading,
                 read: read.map_err(|e| crate::error_chain(&e)),
             };
-            if tx
-                .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
-                .await
-                .is_err()
-            {
+            if !super::tell_screen(&tx, NAME, news).await {
                 return;
             }
         }

@@ -9,12 +9,10 @@ use tokio::sync::mpsc;
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::rollout::RolloutJournal;
+use crate::upgrade::ReleaseLookup;
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, check_removed_flags, count_removed_apis};
-use crate::upgrade::launch::connect;
-use crate::upgrade::{ReleaseLookup, RunOptions};
 use crate::views::upgrade_plan::{KUBE_PLAN, ReleasesLearned, RemovedApisCounted, TALOS_PLAN};
 
 /// Learns the releases of every discovered cluster in a task of its own (the listing is cached
@@ -23,11 +21,10 @@ pub(super) fn learn_releases(state: &AppState, state_dir: &Path, app_tx: &mpsc::
     let config = &state.provision.config;
     for cluster in &state.clusters {
         let lookup = ReleaseLookup::for_cluster(config, Some(&cluster.name), state_dir, false);
-        let (cluster, app) = (cluster.name.clone(), app_tx.clone());
-        tokio::spawn(async move {
+        let cluster = cluster.name.clone();
+        super::answer(app_tx, TALOS_PLAN, async move {
             let learned = lookup.learn().await;
-            let news = ScreenNews::new(TALOS_PLAN, ReleasesLearned { cluster, learned });
-            let _ = app.send(AppEvent::Screen(news)).await;
+            ReleasesLearned { cluster, learned }
         });
     }
 }
@@ -56,34 +53,21 @@ pub(super) fn count_removed(
     plan: KubernetesUpgradePlan,
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
-    let cluster = state
-        .clusters
-        .iter()
-        .find(|c| c.name == plan.cluster)
-        .cloned();
-    let app = app_tx.clone();
-    tokio::spawn(async move {
-        let (result, flags) = match cluster {
-            None => {
-                let gone = format!("cluster {} is no longer in the talosconfig", plan.cluster);
-                (Err(gone.clone()), Err(gone))
-            }
-            Some(cluster) => match connect(&cluster, &RunOptions::default()).await {
-                Ok(observer) => tokio::join!(
-                    count_removed_apis(&observer, &plan),
-                    check_removed_flags(&observer, &plan)
-                ),
-                Err(e) => (Err(e.clone()), Err(e)),
-            },
+    let connecting = super::connect(state, &plan.cluster);
+    super::answer(app_tx, KUBE_PLAN, async move {
+        let (result, flags) = match connecting.await {
+            Ok(observer) => tokio::join!(
+                count_removed_apis(&observer, &plan),
+                check_removed_flags(&observer, &plan)
+            ),
+            Err(e) => (Err(e.clone()), Err(e)),
         };
-        let counted = RemovedApisCounted {
+        RemovedApisCounted {
             cluster: plan.cluster.clone(),
             from: plan.from.to_string(),
             target: plan.target.to_string(),
             result,
             flags,
-        };
-        let news = ScreenNews::new(KUBE_PLAN, counted);
-        let _ = app.send(AppEvent::Screen(news)).await;
+        }
     });
 }

@@ -31,7 +31,8 @@ pub struct CapiFix {
     observer: ClusterObserver,
     management: KubeClient,
     owner: CapiOwner,
-    bound: Duration,
+    /// How long the step, and the following after it, may take; how often the following reads.
+    bounds: (Duration, Duration),
 }
 
 impl CapiFix {
@@ -75,8 +76,35 @@ impl CapiFix {
             observer,
             management,
             owner,
-            bound,
+            bounds: (bound, poll),
         }
+    }
+
+    /// [`CapiFix::new`], the management cluster `owner` names reached through `kubeconfig`:
+    /// the fix as the command and the console open it.
+    pub async fn connect(
+        plan: FixPlan,
+        observer: ClusterObserver,
+        kubeconfig: &kube::config::Kubeconfig,
+        owner: CapiOwner,
+        bounds: (Duration, Duration),
+    ) -> Result<CapiFix, String> {
+        let management = KubeClient::new(kubeconfig, &owner.management, Default::default())
+            .await
+            .map_err(|e| crate::error_chain(&e))?;
+        Ok(CapiFix::new(plan, observer, (management, owner), bounds))
+    }
+
+    /// The cluster followed after the fix until `finding` clears, within the fix's bounds;
+    /// each change said.
+    pub async fn follow(
+        &self,
+        finding: &crate::capi_doctor::Finding,
+        say: impl FnMut(String),
+    ) -> Result<String, String> {
+        let (management, owner) = (&self.management, &self.owner);
+        crate::capi_doctor::follow(finding, management, owner, &self.observer, self.bounds, say)
+            .await
     }
 }
 
@@ -102,7 +130,7 @@ impl Operation for CapiFix {
             (Carried::Reboot(reboot), _) => reboot.steps(),
             (Carried::DeleteMachine, FixPlan::DeleteMachine(d)) => vec![Step {
                 what: format!("delete Machine {}/{}", d.namespace, d.machine),
-                timeout: self.bound,
+                timeout: self.bounds.0,
             }],
             (Carried::DeleteMachine, _) => Vec::new(),
         }

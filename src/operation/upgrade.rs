@@ -23,8 +23,8 @@ use crate::discovery::Cluster;
 use crate::journal::ROLLOUTS;
 use crate::rollout::journal::RolloutJournal;
 use crate::rollout::{
-    RolloutControl, RolloutEvent, RolloutHandle, RolloutOutcome, StepPhase, StepProgress,
-    StepReport, StepUpdate,
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutKind, RolloutOutcome, StepPhase,
+    StepProgress, StepReport, StepUpdate,
 };
 use crate::run_holder::RunHolder;
 use crate::upgrade::kubernetes::Kubernetes;
@@ -123,6 +123,35 @@ pub fn resume_upgrade_with<K: UpgradeKind>(
         resumed: true,
     };
     spawn(start, events)
+}
+
+/// Resumes the rollout a run that did not end left in `cluster`'s journal under `state_dir`,
+/// of the kind the journal names, with the journal's own timings: the console's resume
+/// (`taloscope upgrade` resumes with its flags' options through [`resume_upgrade_with`]).
+pub fn resume_from_journal(
+    state_dir: &Path,
+    cluster: Cluster,
+    (approved, dispatcher): (ApprovedAction, Dispatcher),
+    events: UnboundedSender<RolloutEvent>,
+) -> Result<RolloutHandle, String> {
+    let name = &cluster.name;
+    let journal = RolloutJournal::load_unfinished(state_dir, name)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            let dir = state_dir.display();
+            format!("no unfinished rollout journal of {name} under {dir}")
+        })?;
+    let options = RunOptions {
+        state_dir: Some(state_dir.to_path_buf()),
+        ..RunOptions::from_journal(&journal.options)
+    };
+    let resume = match journal.kind {
+        RolloutKind::TalosUpgrade => resume_talos_upgrade_with,
+        RolloutKind::KubernetesUpgrade => resume_kubernetes_upgrade_with,
+    };
+    Ok(resume(
+        journal, approved, dispatcher, cluster, options, events,
+    ))
 }
 
 /// A run about to start: its journal (new, or read back to resume) and its plan, or why there

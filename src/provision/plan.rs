@@ -10,6 +10,7 @@ use crate::approval::MutatingAction;
 use crate::config::{MachineRole, ProviderKind};
 
 use super::journal::ProviderAt;
+use super::provider::Provider;
 use super::room::ProviderRoom;
 
 /// Where new VMs come from.
@@ -52,6 +53,33 @@ pub struct ProvisionPlan {
 }
 
 impl ProvisionPlan {
+    /// The plan of `count` VMs of `role` an earlier run started on `provider` for `cluster`
+    /// (its config key), followed again from its journal: only what the runner's following
+    /// reads (who, where, which role); nothing in it is created.
+    pub fn following(
+        cluster: &str,
+        provider: &Provider,
+        role: MachineRole,
+        count: usize,
+    ) -> ProvisionPlan {
+        ProvisionPlan {
+            cluster: cluster.to_string(),
+            provider: provider.name.clone(),
+            provider_kind: provider.kind,
+            endpoint: provider.endpoint.clone(),
+            role,
+            count,
+            source: PlanSource::Template {
+                id: 0,
+                name: "from the journal".into(),
+            },
+            machine_config: None,
+            name_pattern: String::new(),
+            vm_names: Vec::new(),
+            room: Default::default(),
+        }
+    }
+
     /// The plan's provider as its journal keys VMs: name and endpoint.
     pub fn provider_at(&self) -> ProviderAt<'_> {
         ProviderAt {
