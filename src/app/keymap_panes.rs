@@ -46,18 +46,13 @@ pub(super) static TABLE_KEYS: &[Binding] = &[
 const REFRESH: Binding = bind(&[Key::char('r')], Action::Refresh, "refresh now").footer("refresh");
 
 #[rustfmt::skip]
-pub(super) static LIVE_KEYS: &[Binding] = &[
-    REFRESH,
-    bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data").footer("pause"),
-];
+const PAUSE: Binding = bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data");
+
+pub(super) static LIVE_KEYS: &[Binding] = &[REFRESH, PAUSE.footer("pause")];
 
 /// The live keys where the footer is full (cluster panes, node detail): pause
 /// is in help only.
-#[rustfmt::skip]
-pub(super) static LIVE_KEYS_BRIEF: &[Binding] = &[
-    REFRESH,
-    bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data"),
-];
+pub(super) static LIVE_KEYS_BRIEF: &[Binding] = &[REFRESH, PAUSE];
 
 /// Enter opens a node only from the nodes pane.
 fn on_the_nodes_pane(state: &AppState) -> bool {

@@ -282,7 +282,8 @@ fn drift_cell(mark: Option<&DriftMark>) -> TableCell {
     }
 }
 
-fn ready_cell(state: NodeState) -> TableCell {
+/// A node's state as a word in its tone: the nodes pane's READY and node detail's state.
+pub fn ready_cell(state: NodeState) -> TableCell {
     let tone = match state {
         NodeState::Ready => Tone::Ok,
         NodeState::NotReady => Tone::Warn,
@@ -300,10 +301,6 @@ fn problem_tone(severity: Severity) -> Tone {
         Severity::NotReady | Severity::CertificateExpiring | Severity::VersionSkew => Tone::Warn,
         Severity::Info => Tone::Plain,
     }
-}
-
-fn role_cell(role: NodeRole) -> TableCell {
-    TableCell::plain(role_word(role))
 }
 
 /// Every problem of a node, most severe first: the first in words, `+N` for
@@ -337,7 +334,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
                 key: n.address.clone(),
                 cells: vec![
                     TableCell::plain(&n.name),
-                    role_cell(n.role),
+                    TableCell::plain(role_word(n.role)),
                     TableCell::plain(&n.address),
                     TableCell::plain(n.source.as_str()),
                     TableCell::maybe(n.stage.map(|s| s.as_str())),
@@ -433,7 +430,7 @@ pub fn version_rows(state: &AppState) -> Vec<TableRow> {
                 key: n.address.clone(),
                 cells: vec![
                     TableCell::plain(&n.name),
-                    role_cell(n.role),
+                    TableCell::plain(role_word(n.role)),
                     TableCell::maybe(n.talos_version.as_deref()),
                     TableCell::maybe(n.kubelet_version.as_deref()),
                     component("kube-apiserver"),

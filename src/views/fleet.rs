@@ -10,10 +10,10 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::clusters::errors_line;
 use super::table::DataTable;
-use crate::fleet::summary::ClusterHealth;
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::fleet::summary::ClusterHealth;
 use crate::fleet::{ClusterLive, RolloutStatus};
 use crate::tui::Role;
 

@@ -10,11 +10,12 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::progress_parts::render_scrolled;
-use super::table::pane_block;
+use super::table::{pane_block, tone_style};
 use crate::app::prepared;
+use crate::app::rows::ready_cell;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
-use crate::fleet::problems::{NodeState, Problem, Severity, node_problems, node_state};
+use crate::fleet::problems::{Problem, Severity, node_problems, node_state};
 use crate::fleet::summary::{age_text, role_word};
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
@@ -26,47 +27,47 @@ fn fields(
     live: &ClusterLive,
     node: &NodeStatus,
 ) -> Vec<Line<'static>> {
+    let s = &look.styles;
     let none = look.glyphs.none;
     let or_none = |v: Option<String>| v.unwrap_or_else(|| none.to_string());
     let yes_no = |v: Option<bool>, yes: &str, no: &str| {
         or_none(v.map(|b| if b { yes } else { no }.to_string()))
     };
-    let standing = node_state(node);
-    let standing_role = match standing {
-        NodeState::Ready => Role::Ok,
-        NodeState::NotReady => Role::Warn,
-        NodeState::Down => Role::Error,
-        NodeState::NotAMember => Role::Muted,
-    };
+    let standing = ready_cell(node_state(node));
     let unmet: Vec<String> = (node.unmet_conditions.iter())
         .map(|c| format!("{} ({})", c.name, c.reason))
         .collect();
     let unmet = match unmet.is_empty() {
-        true => (none.to_string(), Role::Text),
-        false => (unmet.join(", "), Role::Warn),
+        true => (none.to_string(), s.get(Role::Text)),
+        false => (unmet.join(", "), s.get(Role::Warn)),
     };
     let answered = match (node.error.as_ref(), live.node_last_answer(&node.address)) {
-        (None, _) => ("answered the last probe".to_string(), Role::Ok),
+        (None, _) => ("answered the last probe".to_string(), s.get(Role::Ok)),
         (Some(_), Some(at)) => match state.now {
             Some(now) => {
                 let age = age_text(now.saturating_duration_since(at));
-                (format!("{age} ago"), Role::Error)
+                (format!("{age} ago"), s.get(Role::Error))
             }
-            None => ("before the last probe".to_string(), Role::Error),
+            None => ("before the last probe".to_string(), s.get(Role::Error)),
         },
-        (Some(_), None) => ("never answered".to_string(), Role::Error),
+        (Some(_), None) => ("never answered".to_string(), s.get(Role::Error)),
     };
     let down_since = (live.down_since.get(&node.address))
         .filter(|_| node.error.is_some())
-        .map(|&since| ("down since", state.zone.time_of_day(since), Role::Error));
-    let text = |name, value: String| (name, value, Role::Text);
-    let s = &look.styles;
+        .map(|&since| {
+            (
+                "down since",
+                state.zone.time_of_day(since),
+                s.get(Role::Error),
+            )
+        });
+    let text = |name, value: String| (name, value, s.get(Role::Text));
     [
         text("name", node.name.clone()),
         text("address", node.address.clone()),
         text("source", node.source.as_str().to_string()),
         text("role", role_word(node.role).to_string()),
-        ("state", standing.word().to_string(), standing_role),
+        ("state", standing.text, tone_style(look, standing.tone)),
         text("stage", or_none(node.stage.map(|s| s.to_string()))),
         text("talos ready", yes_no(Some(node.ready), "yes", "no")),
         ("unmet", unmet.0, unmet.1),
@@ -78,10 +79,10 @@ fn fields(
     ]
     .into_iter()
     .chain(down_since)
-    .map(|(name, value, role)| {
+    .map(|(name, value, style)| {
         Line::from(vec![
             Span::styled(format!("{name:<14}"), s.get(Role::Muted)),
-            Span::styled(value, s.get(role)),
+            Span::styled(value, style),
         ])
     })
     .collect()
