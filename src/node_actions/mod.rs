@@ -179,7 +179,7 @@ impl NodeSurvey {
         NodeSurvey {
             kube_node: None,
             workloads: plan.drains().then(|| Err(why.clone())),
-            services: plan.operation.facts().reads_services.then(|| Err(why)),
+            services: plan.operation.facts().reads_services.then_some(Err(why)),
         }
     }
 }
