@@ -1,41 +1,26 @@
-//! The actions screen's keys: the menu's (move, Enter for the chosen action's plan, Esc or
-//! `q` to close) and the plan's, the one gate's keys (`app::plan_keys::GateKey`) with `r`
-//! reading the node's pods and services again and Esc back. `a` on the panes opens it (the
-//! shell's table).
+//! The actions screen's own keys: the menu's (move, Enter for the chosen action's plan, Esc or
+//! `q` to close); the plan's are the one gate's every plan has (`views::plan`), `r` reading the
+//! node's pods and services again too. `a` on the panes opens it (the shell's table).
 use super::ActionsScreen;
 use crate::app::binding::{Binding, Key, Move, bind};
-use crate::app::plan_keys::GateKey;
 
-/// The screen's own key intents.
+/// The menu's key intents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ActionsKey {
-    Menu(Move),
+pub enum MenuKey {
+    Move(Move),
     Choose,
-    Gate(GateKey),
-    /// Poll the cluster, and read a node plan's survey again.
-    Refresh,
-    Back,
+    Close,
 }
 
 #[rustfmt::skip]
-pub(super) static MENU: &[Binding<ActionsKey, ActionsScreen>] = &[
-    bind(&[Key::char('j'), Key::DOWN], ActionsKey::Menu(Move::Down), "next action"),
-    bind(&[Key::char('k'), Key::UP], ActionsKey::Menu(Move::Up), "previous action"),
-    bind(&[Key::ENTER], ActionsKey::Choose, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
-    bind(&[Key::ESC, Key::char('q')], ActionsKey::Back, "close the menu").footer("close"),
+static MENU: &[Binding<MenuKey, ActionsScreen>] = &[
+    bind(&[Key::char('j'), Key::DOWN], MenuKey::Move(Move::Down), "next action"),
+    bind(&[Key::char('k'), Key::UP], MenuKey::Move(Move::Up), "previous action"),
+    bind(&[Key::ENTER], MenuKey::Choose, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
+    bind(&[Key::ESC, Key::char('q')], MenuKey::Close, "close the menu").footer("close"),
 ];
 
-#[rustfmt::skip]
-pub(super) static PLAN: &[Binding<ActionsKey, ActionsScreen>] = &[
-    bind(&[Key::char('j'), Key::DOWN], ActionsKey::Gate(GateKey::Move(Move::Down)), "next guard"),
-    bind(&[Key::char('k'), Key::UP], ActionsKey::Gate(GateKey::Move(Move::Up)), "previous guard"),
-    bind(&[Key::char('?')], ActionsKey::Gate(GateKey::Explain), "why: what the selected guard checks").footer("why"),
-    bind(&[Key::char('a')], ActionsKey::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_needed),
-    bind(&[Key::char('s')], ActionsKey::Gate(GateKey::Start), "run it (through the typed confirmation)").footer("start"),
-    bind(&[Key::char('r')], ActionsKey::Refresh, "read the cluster (and the node's pods and services) again").footer("refresh"),
-    bind(&[Key::ESC], ActionsKey::Back, "close the plan").footer("back"),
-];
-
-fn ack_needed(screen: &ActionsScreen) -> bool {
-    (screen.plan.as_ref()).is_some_and(|p| p.guards.ack_prompt().is_some())
+/// The menu's keys while no plan shows.
+pub(super) fn of(screen: &ActionsScreen) -> &'static [Binding<MenuKey, ActionsScreen>] {
+    if screen.plan.is_none() { MENU } else { &[] }
 }

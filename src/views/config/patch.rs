@@ -14,7 +14,7 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, Move, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
+use crate::app::plan_keys::{GateKey, ack_step, approved_step, cycled, gate_step};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
 use crate::app::screens::{KeyLine, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
@@ -110,32 +110,18 @@ impl PatchForm {
 
     /// The cursor on the next (or previous) field, wrapping around.
     fn step_field(&mut self, forward: bool) {
-        let fields = self.fields();
-        let at = fields.iter().position(|f| *f == self.field).unwrap_or(0);
-        let n = fields.len();
-        self.field = fields[if forward {
-            (at + 1) % n
-        } else {
-            (at + n - 1) % n
-        }];
+        if let Some(field) = cycled(&self.fields(), &self.field, forward) {
+            self.field = *field;
+        }
     }
 
     /// The choice on the cursor moved on (or back), wrapping around.
     fn choose(&mut self, forward: bool) {
-        fn next<T: PartialEq + Copy>(all: &[T], now: T, forward: bool) -> T {
-            let n = all.len();
-            let at = all.iter().position(|x| *x == now).unwrap_or(0);
-            all[if forward {
-                (at + 1) % n
-            } else {
-                (at + n - 1) % n
-            }]
-        }
         match self.field {
-            Field::Targets => self.targets = next(&TARGETS, self.targets, forward),
-            Field::Mode => self.mode = next(&MODES, self.mode, forward),
+            Field::Targets => self.targets = *next(&TARGETS, &self.targets, forward),
+            Field::Mode => self.mode = *next(&MODES, &self.mode, forward),
             Field::TryTimeout => {
-                let secs = next(&TRY_TIMEOUTS, self.try_timeout.as_secs(), forward);
+                let secs = *next(&TRY_TIMEOUTS, &self.try_timeout.as_secs(), forward);
                 self.try_timeout = Duration::from_secs(secs);
             }
             Field::File | Field::Nodes => {}
@@ -182,6 +168,11 @@ impl PatchForm {
             try_timeout: self.try_timeout,
         })
     }
+}
+
+/// The choice after (or before) `now` among `all`, which is never empty.
+fn next<'a, T: PartialEq>(all: &'a [T], now: &T, forward: bool) -> &'a T {
+    cycled(all, now, forward).unwrap_or(&all[0])
 }
 
 /// The targets in the command line's words.
@@ -427,10 +418,15 @@ impl PatchWizard {
         if !matches!(approved.action(), MutatingAction::ConfigPatch { .. }) {
             return None;
         }
-        approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
-            let planned = plan.plan.planned()?.clone();
-            Some(ActionRun::ConfigPatch(Box::new(planned)))
-        })
+        Some(approved_step(
+            self.plan.as_mut(),
+            approved,
+            shared,
+            |plan| {
+                let planned = plan.plan.planned().ok_or("the plan is still being read")?;
+                Ok(ActionRun::ConfigPatch(Box::new(planned.clone())))
+            },
+        ))
     }
 }
 
