@@ -1,7 +1,7 @@
 //! The actions screen (`a` on the nodes pane, node detail, the etcd pane and `:capi`): the menu
 //! of what can be done to the selection (the shell hands it over, `app::actions::MenuOpened`),
 //! then the chosen action's plan and guards on the one plan screen (`views::plan`). The plans
-//! in `plan`, the menu's keys in `keys`, the update step in `update`, the drawing in `view`;
+//! in `plan`, the menu's keys and the update step in `update`, the drawing in `view`;
 //! the console reads a node plan's survey (`console::run_actions`) and runs the approved action
 //! on the one runner.
 use std::path::PathBuf;
@@ -11,7 +11,6 @@ use crate::app::screen::Screen;
 use crate::app::screens::ScreenName;
 use crate::views::plan::PlanScreen;
 
-mod keys;
 pub mod plan;
 mod update;
 mod view;

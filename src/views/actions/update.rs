@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys::{self, MenuKey};
 use super::plan::{
     ChoicePlan, ChoicePlanScreen, SurveyNode, Surveyed, etcd_request, snapshot_request,
 };
 use super::{ActionsScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::actions::{ActionChoice, ActionRun, MenuOpened};
-use crate::app::binding::Binding;
+use crate::app::binding::{Binding, Key, Move, bind};
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, gate_step, reread_guards};
 use crate::app::screen::Screen;
@@ -29,14 +28,35 @@ use crate::views::plan::PlanOperation;
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";
 
+/// The menu's key intents (the plan's are the one gate's every plan has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuKey {
+    Move(Move),
+    Choose,
+    Close,
+}
+
+#[rustfmt::skip]
+static MENU: &[Binding<MenuKey, ActionsScreen>] = &[
+    bind(&[Key::char('j'), Key::DOWN], MenuKey::Move(Move::Down), "next action"),
+    bind(&[Key::char('k'), Key::UP], MenuKey::Move(Move::Up), "previous action"),
+    bind(&[Key::ENTER], MenuKey::Choose, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
+    bind(&[Key::ESC, Key::char('q')], MenuKey::Close, "close the menu").footer("close"),
+];
+
 impl PlanOperation for ChoicePlan {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Actions (a on nodes, node detail, etcd)";
     type Kept = super::ActionsMenu;
     type Key = MenuKey;
 
+    /// The menu's keys while no plan shows.
     fn own_keys(screen: &ActionsScreen) -> &'static [Binding<MenuKey, ActionsScreen>] {
-        keys::of(screen)
+        if screen.plan.is_none() { MENU } else { &[] }
+    }
+
+    fn before_plan(screen: &ActionsScreen) -> bool {
+        screen.plan.is_none()
     }
 
     fn open(screen: &mut ActionsScreen, _: &Opening, _: &Shared) -> Result<Step, Message> {
@@ -80,7 +100,10 @@ impl PlanOperation for ChoicePlan {
     }
 
     /// `r`: the cluster polled, and a node plan's survey read again.
-    fn refresh(plan: &mut ChoicePlanScreen, shared: &Shared) -> Step {
+    fn refresh(screen: &mut ActionsScreen, shared: &Shared) -> Step {
+        let Some(plan) = screen.plan.as_mut() else {
+            return Step::default();
+        };
         let mut step = gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly);
         if let ChoicePlan::Node { plan, .. } = &plan.plan {
             step.effects.push(survey_task(plan));

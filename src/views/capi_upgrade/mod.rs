@@ -165,7 +165,10 @@ impl PlanOperation for CapiWay {
     }
 
     /// `r`: the plan read from the management cluster again.
-    fn refresh(holder: &mut PlanHolder<CapiWay>, _: &Shared) -> Step {
+    fn refresh(screen: &mut CapiUpgradeScreen, _: &Shared) -> Step {
+        let Some(holder) = screen.plan.as_mut() else {
+            return Step::default();
+        };
         holder.plan.read = None;
         holder.guards.shown.clear();
         Step::effects(vec![update::read_task(holder.plan.request.clone())])

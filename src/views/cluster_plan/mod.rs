@@ -2,9 +2,9 @@
 //! the fleet or a cluster, read with `prepare_delete` as `taloscope delete` does) and its CAPI
 //! scale (`s` on `:capi`: the new replica count typed in a popup, then read with
 //! `prepare_scale` as `taloscope scale` does), on the one plan screen (`views::plan`). The plan
-//! kinds here, the keys in `keys`, the pure update step in `update`, the drawing in `view` and
-//! `replicas`; the console reads the plans (`console::read_plans`) and runs the approved one on
-//! its one runner.
+//! kinds here, the replica count's keys and the pure update step in `update`, the drawing in
+//! `view` and `replicas`; the console reads the plans (`console::read_plans`) and runs the
+//! approved one on its one runner.
 use crate::app::actions::{ActionRun, delete_headline};
 use crate::app::capi_scale::{CapiScaleRun, ScaleTarget};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
@@ -15,7 +15,6 @@ use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::guards::Guard;
 use crate::views::plan::PlanScreen;
 
-mod keys;
 mod replicas;
 mod update;
 mod view;

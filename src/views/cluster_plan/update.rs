@@ -6,20 +6,36 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys::{self, PlanKey};
 use super::{
     Asked, ClusterPlan, ClusterPlanHolder, ClusterPlanNews, ClusterPlanScreen, ClusterPlanTask,
     MAX_DIGITS, NAME,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::Binding;
+use crate::app::binding::{Binding, Key, bind};
 use crate::app::capi_scale::ScaleTarget;
 use crate::app::message::Message;
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::tui::Look;
 use crate::views::plan::PlanOperation;
+
+/// The replica count's key intents (the plan's are the one gate's every plan has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanKey {
+    /// The plan of the replica count typed.
+    MakePlan,
+    /// The last digit typed erased.
+    Erase,
+    Back,
+}
+
+#[rustfmt::skip]
+static REPLICAS: &[Binding<PlanKey, ClusterPlanScreen>] = &[
+    bind(&[Key::ENTER], PlanKey::MakePlan, "the plan and guards of the count typed (nothing runs yet)").footer("plan"),
+    bind(&[Key::BACKSPACE], PlanKey::Erase, "erase the last digit"),
+    bind(&[Key::ESC], PlanKey::Back, "cancel: nothing is scaled").footer("cancel"),
+];
 
 /// `plan` on the screen, its read asked of the console.
 fn plan_of(cluster: &str, asked: Asked) -> (ClusterPlanHolder, Effect) {
@@ -39,8 +55,13 @@ impl PlanOperation for ClusterPlan {
     type Kept = Option<(ScaleTarget, String)>;
     type Key = PlanKey;
 
+    /// The replica count's keys while one is typed.
     fn own_keys(screen: &ClusterPlanScreen) -> &'static [Binding<PlanKey, ClusterPlanScreen>] {
-        keys::of(screen)
+        if screen.kept.is_some() { REPLICAS } else { &[] }
+    }
+
+    fn before_plan(screen: &ClusterPlanScreen) -> bool {
+        screen.kept.is_some()
     }
 
     /// `D` (words `delete CLUSTER`): the delete plan of the cluster, asked of the console;
@@ -108,7 +129,10 @@ impl PlanOperation for ClusterPlan {
     }
 
     /// `r`: the plan read again.
-    fn refresh(holder: &mut ClusterPlanHolder, _: &Shared) -> Step {
+    fn refresh(screen: &mut ClusterPlanScreen, _: &Shared) -> Step {
+        let Some(holder) = screen.plan.as_ref() else {
+            return Step::default();
+        };
         Step {
             message: Some(Message::info(format!("refreshing {}", holder.cluster))),
             ..Step::effects(vec![plan_of(&holder.cluster, holder.plan.asked.clone()).1])

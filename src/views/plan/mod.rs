@@ -52,6 +52,11 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     fn on_input(_screen: &mut PlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
         Step::default()
     }
+    /// Whether a stage before its plan shows (a menu, a count or a form typed): its own keys
+    /// are the only ones then.
+    fn before_plan(_screen: &PlanScreen<Self>) -> bool {
+        false
+    }
     /// A character typed that no table binds, and what it is typed into (keys, help), while
     /// the screen takes one.
     fn typing(_screen: &PlanScreen<Self>) -> Option<(&'static str, &'static str)> {
@@ -70,8 +75,16 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
         None
     }
     /// `r`: the plan's cluster polled now (an operation that reads its plan reads it again).
-    fn refresh(holder: &mut PlanHolder<Self>, shared: &Shared) -> Step {
-        gate_step(holder, GateKey::Refresh, shared.page(), shared.readonly)
+    fn refresh(screen: &mut PlanScreen<Self>, shared: &Shared) -> Step {
+        match screen.plan.as_mut() {
+            Some(plan) => gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly),
+            None => Step::default(),
+        }
+    }
+    /// Esc on the plan: it closes with the screen (a wizard's goes back to its form).
+    fn back(screen: &mut PlanScreen<Self>) -> Step {
+        screen.plan = None;
+        Step::close()
     }
     /// What the one runner runs for the approved plan, or why it cannot run.
     fn run(holder: &PlanHolder<Self>, shared: &Shared) -> Result<ActionRun, String>;
@@ -143,11 +156,8 @@ impl<K: PlanOperation> PlanScreen<K> {
                 let item = plan.plan.explain();
                 explain_step(plan, item, shared)
             }
-            Common::Refresh => K::refresh(plan, shared),
-            Common::Back => {
-                self.plan = None;
-                Step::close()
-            }
+            Common::Refresh => K::refresh(self, shared),
+            Common::Back => K::back(self),
         }
     }
 
@@ -183,19 +193,23 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             });
         }
         lines.extend(key_lines(K::own_keys(self), self));
-        if let Some(plan) = &self.plan {
-            lines.extend(key_lines(GATE, &GuardedPlan::ack_prompt(plan).is_some()));
+        if !K::before_plan(self) {
+            let ack = self
+                .plan
+                .as_ref()
+                .is_some_and(|p| GuardedPlan::ack_prompt(p).is_some());
+            lines.extend(key_lines(GATE, &ack));
             lines.extend(key_lines(MOVE_KEYS, &()));
         }
         lines
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        let open = self.plan.is_some();
+        let gate = !K::before_plan(self);
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
         typing
             || intent(K::own_keys(self), event).is_some()
-            || (open && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
+            || (gate && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
     }
 
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
@@ -219,7 +233,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
         }
-        if self.plan.is_some() {
+        if !K::before_plan(self) {
             if let Some(to) = intent(MOVE_KEYS, event) {
                 return self.moved(*to, shared);
             }
