@@ -7,21 +7,17 @@
 use super::action::{Action, Effect, PollerCommand, not_run};
 use super::binding::Move;
 use super::message::Message;
-use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
+use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, explain_guard};
 use super::screen::Screen;
-use super::screens::{Ask, FleetChange, Shared, Step};
+use super::screens::{Ask, Shared, Step};
 use super::state::{AppState, InputKind};
 use crate::approval::ApprovedAction;
 
-/// The plan `screen` shows, whatever it plans; `None` for a screen without one.
+/// The plan `screen` shows when the shell holds it itself (the provision wizard's; the screen
+/// modules hold theirs).
 fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
-    fn open<P: GuardedPlan>(plan: &mut Option<P>) -> Option<&mut dyn GuardedPlan> {
-        plan.as_mut().map(|p| p as &mut dyn GuardedPlan)
-    }
-    match screen {
-        Screen::ProvisionWizard => open(&mut state.provision.wizard),
-        _ => None,
-    }
+    let wizard = state.provision.wizard.as_mut()?;
+    (screen == Screen::ProvisionWizard).then_some(wizard as &mut dyn GuardedPlan)
 }
 
 fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
@@ -72,42 +68,29 @@ fn move_of(action: &Action) -> Option<Move> {
     })
 }
 
-/// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
-/// for; the plans of its cluster then evaluate their guards again.
+/// Enter on the acknowledgement field of the plan on screen the shell holds itself.
 pub(super) fn acknowledge(state: &mut AppState, text: &str) {
-    let Some((cluster, needed)) = plan_on_screen(state)
-        .and_then(|p| Some((p.cluster().to_string(), p.missing_ack()?.to_string())))
-    else {
+    let Some(mut wizard) = state.provision.wizard.take() else {
         return;
     };
-    if !take_ack(state, &needed, text) {
-        return;
+    if state.screen == Screen::ProvisionWizard
+        && let Some(message) = ack(&mut wizard, text, state).message
+    {
+        state.message = Some(message);
     }
-    if let Some(plan) = plan_on_screen(state) {
-        plan.guards_mut().acks.push(needed);
-    }
-    read_guards(state, Some(&cluster));
+    state.provision.wizard = Some(wizard);
 }
 
-/// The open plans of `cluster` (every open plan, with `None`) read their guards again over
-/// live status; whether what one shows changed.
+/// The plan the shell holds itself, when it is of `cluster` (any, with `None`), reads its guards
+/// again over live status; whether what it shows changed.
 pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
-    fn again<P: GuardedPlan>(
-        state: &mut AppState,
-        slot: impl Fn(&mut AppState) -> &mut Option<P>,
-        cluster: Option<&str>,
-    ) -> bool {
-        let Some(mut plan) = slot(state).take_if(|p| cluster.is_none_or(|c| p.cluster() == c))
-        else {
-            return false;
-        };
-        let before = (plan.guards().shown.clone(), plan.approval());
-        plan.read_guards(&guard_reading(state, plan.cluster()));
-        let changed = before != (plan.guards().shown.clone(), plan.approval());
-        *slot(state) = Some(plan);
-        changed
-    }
-    again(state, |s| &mut s.provision.wizard, cluster)
+    let of_cluster = |w: &mut super::provision::Wizard| cluster.is_none_or(|c| w.cluster() == c);
+    let Some(mut wizard) = state.provision.wizard.take_if(of_cluster) else {
+        return false;
+    };
+    let changed = reread(&mut wizard, state);
+    state.provision.wizard = Some(wizard);
+    changed
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -177,31 +160,35 @@ pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedActio
 
 /// The dispatcher approved `approved` for the plan a screen module holds: its guards read
 /// again over `shared`, the audited refusal when that plan was closed or changed since or a
-/// guard refuses it now; else the step that hands what `run` makes of it (with the
-/// acknowledgements typed) to the one runner and closes the screen for the progress.
+/// guard refuses it now, the audited "not run" when `run` cannot make a run of it; else the
+/// step that hands the run (with the acknowledgements typed) to the one runner and closes the
+/// screen for the progress.
 pub fn approved_step<P: GuardedPlan>(
     plan: Option<&mut P>,
     approved: &ApprovedAction,
     shared: &Shared,
-    run: impl FnOnce(&P, &[String]) -> Option<super::actions::ActionRun>,
-) -> Option<Step> {
+    run: impl FnOnce(&P) -> Result<super::actions::ActionRun, String>,
+) -> Step {
     let Some(plan) = plan else {
-        return refused_approval(None, approved);
+        return refused_approval(None, approved).unwrap_or_default();
     };
-    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    reread_guards(plan, shared);
     if let Some(refused) = refused_approval(Some(&*plan), approved) {
-        return Some(refused);
+        return refused;
     }
+    let run = match run(plan) {
+        Ok(run) => run,
+        Err(why) => return Step::effects(not_run(approved, why)),
+    };
     let acks = plan.guards().acks.clone();
-    let run = run(plan, &acks)?;
-    Some(Step {
+    Step {
         effects: vec![Effect::RunAction {
             approved: approved.clone(),
             run: Box::new(run),
             acks,
         }],
         ..Step::close()
-    })
+    }
 }
 
 /// A key of the one gate, as a screen module's key table gives it.
@@ -291,67 +278,37 @@ pub fn explain_step(
 
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
 pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
+    reread(plan, shared.guards)
+}
+
+fn reread(plan: &mut dyn GuardedPlan, source: &dyn GuardSource) -> bool {
     let before = (plan.guards().shown.clone(), plan.approval());
-    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    plan.read_guards(&source.guard_reading(plan.cluster()));
     before != (plan.guards().shown.clone(), plan.approval())
-}
-
-/// A plan screen's answer to a poller report (`ScreenModule::on_fleet_change`): the guards of
-/// its plan, if it shows one, read again when the report was its cluster's or the Cluster
-/// API's; whether they changed.
-pub fn fleet_changed<P: GuardedPlan>(
-    plan: Option<&mut P>,
-    change: &FleetChange,
-    shared: &Shared,
-) -> bool {
-    plan.is_some_and(|plan| {
-        (change.capi || change.cluster == plan.cluster()) && reread_guards(plan, shared)
-    })
-}
-
-/// A plan screen's Enter on the input line it asked for (`ScreenModule::on_input`): the
-/// acknowledgement typed for its plan, if it shows one.
-pub fn ack_input<P: GuardedPlan>(plan: Option<&mut P>, text: &str, shared: &Shared) -> Step {
-    plan.map_or_else(Step::default, |plan| ack_step(plan, text, shared))
 }
 
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
 pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
+    ack(plan, text, shared.guards)
+}
+
+fn ack(plan: &mut dyn GuardedPlan, text: &str, source: &dyn GuardSource) -> Step {
     let Some(needed) = plan.missing_ack().map(String::from) else {
         return Step::default();
     };
-    let message = typed_ack(&needed, text);
-    if message.is_ok() {
-        plan.guards_mut().acks.push(needed);
-        plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    if text.trim() != needed {
+        let typed = format!("not acknowledged: type exactly \"{needed}\"");
+        return Step::message(Message::error(typed));
     }
-    Step::message(message.unwrap_or_else(|e| e))
-}
-
-/// The message for the typed acknowledgement `text` against the `needed` one: `Ok` when it
-/// is kept.
-fn typed_ack(needed: &str, text: &str) -> Result<Message, Message> {
-    if text.trim() == needed {
-        Ok(Message::info("acknowledged; s starts"))
-    } else {
-        Err(Message::error(format!(
-            "not acknowledged: type exactly \"{needed}\""
-        )))
-    }
+    plan.guards_mut().acks.push(needed);
+    plan.read_guards(&source.guard_reading(plan.cluster()));
+    Step::message(Message::info("acknowledged; s starts"))
 }
 
 impl GuardSource for AppState {
     fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
         guard_reading(self, cluster)
-    }
-}
-
-/// The list that gets the keys after `Tab`.
-pub fn other_focus(focus: PlanFocus) -> PlanFocus {
-    match focus {
-        PlanFocus::Nodes => PlanFocus::Guards,
-        PlanFocus::Guards => PlanFocus::Nodes,
     }
 }
 
@@ -365,12 +322,4 @@ pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) ->
         (i + n - 1) % n
     };
     targets.get(next)
-}
-
-/// Checks the typed acknowledgement against the one the plan asks for; true when it was kept.
-pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
-    let typed = typed_ack(needed, text);
-    let kept = typed.is_ok();
-    state.message = Some(typed.unwrap_or_else(|e| e));
-    kept
 }

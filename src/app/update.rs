@@ -162,7 +162,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
                 None if state.screen == Screen::Action => {
-                    super::update_actions::on_screen(state, other)
+                    super::update_progress::on_key(state, other)
                 }
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
@@ -240,7 +240,7 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
     let certificates = matches!(event, crate::fleet::FleetEvent::Certificates { .. });
     let mut redraw = panes::on_fleet_event(state, event);
-    redraw |= upgrade::on_status_change(state, &cluster);
+    redraw |= super::plan_keys::read_guards(state, Some(&cluster));
     if capi {
         redraw |= super::plan_keys::read_guards(state, None);
     }

@@ -1,7 +1,7 @@
 //! The node, etcd and delete actions in the update step: `a` opens the actions screen
 //! (`views::actions`) on the menu of the selection; any approved action of a screen module
 //! (the actions', the cluster plan's) handed to the one runner while its progress shows. Pure.
-use super::action::{Action, Effect};
+use super::action::Effect;
 use super::actions::{
     ActionChoice, ActionMenu, ActionRun, ActionUpdate, MenuOpened, delete_headline, etcd_choices,
     node_choices,
@@ -128,11 +128,6 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
         items,
         selected: 0,
     })
-}
-
-/// Keys on the action screen: the progress's.
-pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
-    super::update_progress::on_key(state, action)
 }
 
 /// The dispatcher approved an action: the plan of the screen module on top runs when it is

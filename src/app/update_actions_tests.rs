@@ -2,6 +2,7 @@
 //! while an action runs asks first, `c` cancels a running node action once (saying it stops
 //! after the step), and the etcd menu offers only actions whose subject exists.
 use super::*;
+use crate::app::action::Action;
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
 use crate::operation::progress::OperationProgress;

@@ -135,12 +135,6 @@ pub fn show_rollout(state: &mut AppState) {
     }
 }
 
-/// Re-evaluates the open plans' guards when `cluster`'s status changed.
-/// Returns whether anything a plan shows changed.
-pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    super::plan_keys::read_guards(state, Some(cluster))
-}
-
 /// The dispatcher approved a rollout: resume the journal shown, or start the plan on screen if
 /// it still matches, no guard blocks now and no other operation runs here.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {

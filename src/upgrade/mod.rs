@@ -27,7 +27,8 @@ pub use guards::{
 };
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
-    default_installer_image, must_forfeit_leadership, offered_among, offered_targets,
+    chosen_talos_target, default_installer_image, must_forfeit_leadership, offered_among,
+    offered_targets,
 };
 pub use releases::{LearnedReleases, ReleaseLookup, ReleasesOrigin, UNLISTED_RELEASE_ACK};
 pub use runner::{KindRollout, RunOptions, UpgradeKind};

@@ -63,6 +63,45 @@ pub fn talos_targets(
     TalosTargets { offered, default }
 }
 
+/// The targets the console's plan screens offer for `status` (sorted) and the one chosen: the
+/// `named` one, which may be any release `learned` or the built-in table know (the version-path
+/// guard then says whether it may be taken), else the default of [`talos_targets`]. Errors are
+/// one line for the message line.
+pub fn chosen_talos_target(
+    status: &ClusterStatus,
+    named: Option<&str>,
+    learned: &LearnedReleases,
+) -> Result<(Vec<TalosVersion>, TalosVersion), String> {
+    let offered = talos_targets(status, false, learned);
+    let mut targets: Vec<TalosVersion> = offered.offered.into_iter().map(|o| o.version).collect();
+    targets.sort();
+    let Some(first) = targets.first().cloned() else {
+        return Err(format!(
+            "no Talos upgrade target is offered for {} (every node on the newest release, or versions unknown)",
+            status.name
+        ));
+    };
+    let Some(text) = named else {
+        return Ok((targets, offered.default.unwrap_or(first)));
+    };
+    let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
+    if !targets.contains(&wanted) {
+        let known = learned.releases.source_of(&wanted).is_some()
+            || crate::versions::is_known_talos_release(&wanted);
+        if !known {
+            let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
+            return Err(format!(
+                "Talos {wanted} is not a known release (offered for {}: {})",
+                status.name,
+                list.join(", ")
+            ));
+        }
+        targets.push(wanted.clone());
+        targets.sort();
+    }
+    Ok((targets, wanted))
+}
+
 /// The Talos version of every node that reports a valid one.
 pub fn running_talos_versions(status: &ClusterStatus) -> Vec<TalosVersion> {
     status

@@ -14,7 +14,7 @@ pub use guards::{
 };
 pub use plan::{
     Component, KubePlanError, KubeStep, KubeStepState, KubernetesUpgradePlan, PrePull,
-    detect_running, offered_kubernetes_targets,
+    chosen_kubernetes_target, detect_running, offered_kubernetes_targets,
 };
 pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
 pub use runner::{Kubernetes, count_removed_apis, initial_steps, target_text};

@@ -203,6 +203,33 @@ pub fn offered_kubernetes_targets(status: &ClusterStatus) -> Vec<KubeVersion> {
     kubernetes_upgrade_targets(&running, &talos)
 }
 
+/// The targets the console's plan screens offer for `status` and the one chosen: the `named`
+/// one, which need not be offered (the version-path guard decides), else the newest offered.
+/// Errors are one line for the message line.
+pub fn chosen_kubernetes_target(
+    status: &ClusterStatus,
+    named: Option<&str>,
+) -> Result<(Vec<KubeVersion>, KubeVersion), String> {
+    let mut targets = offered_kubernetes_targets(status);
+    let target = match named {
+        None => targets.last().cloned().ok_or_else(|| {
+            format!(
+                "no Kubernetes upgrade target is offered for {} (already on the newest its Talos runs, or versions unknown)",
+                status.name
+            )
+        })?,
+        Some(text) => {
+            let wanted = Version::parse(text).map_err(|e| format!(":upgrade-k8s {text}: {e}"))?;
+            if !targets.contains(&wanted) {
+                targets.push(wanted.clone());
+                targets.sort();
+            }
+            wanted
+        }
+    };
+    Ok((targets, target))
+}
+
 fn step(
     component: Component,
     node: &NodeStatus,

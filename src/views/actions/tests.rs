@@ -10,6 +10,7 @@ use crate::app::actions::{ActionChoice, ActionRun};
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
+use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update::update;
@@ -29,6 +30,7 @@ fn screen(state: &AppState) -> &ActionsScreen {
 
 fn menu(state: &AppState) -> Option<&crate::app::actions::ActionMenu> {
     screen(state)
+        .kept
         .menu
         .as_ref()
         .filter(|_| state.screen == Screen::Module(NAME))

@@ -1,67 +1,147 @@
-//! The actions screen's update step: the menu handed over, its keys, a choice's plan (a
-//! node's asks the console for its survey first; a snapshot asks for its file), the guards
-//! read again on every status change, the one gate's keys, and the approved plan handed to the
-//! one runner. Pure.
+//! The actions screen on the one plan screen, and its update step: the menu handed over, its
+//! keys, a choice's plan (a node's asks the console for its survey first; a snapshot asks for
+//! its file), the guards read again on every status change, and what the approved plan runs.
+//! Pure.
 use std::path::PathBuf;
 
-use super::keys::ActionsKey;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
 use super::plan::{
     ChoicePlan, ChoicePlanScreen, SurveyNode, Surveyed, etcd_request, snapshot_request,
 };
 use super::{ActionsScreen, NAME};
-use crate::app::action::{Effect, not_run};
-use crate::app::actions::{ActionChoice, MenuOpened};
+use crate::app::action::Effect;
+use crate::app::actions::{ActionChoice, ActionRun, MenuOpened};
+use crate::app::binding::{Binding, Key, Move, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval, reread_guards};
-use crate::app::screens::{Ask, ScreenTask, Shared, Step};
-use crate::approval::{ApprovedAction, EtcdAction};
+use crate::app::plan_keys::{GateKey, gate_step, reread_guards};
+use crate::app::screen::Screen;
+use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
+use crate::approval::EtcdAction;
 use crate::capi_doctor::diagnose;
 use crate::node_actions::NodeActionPlan;
 use crate::operation::forget::ForgetPlan;
+use crate::tui::Look;
+use crate::views::plan::PlanOperation;
 
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";
 
-impl ActionsScreen {
-    /// `a` on a pane: the menu the shell made of the selection.
-    pub(super) fn opened(&mut self, opened: &MenuOpened) {
-        self.menu = Some(opened.menu.clone());
-        self.plan = None;
-        self.over = Some(opened.over);
-        self.snapshot_dir = opened.snapshot_dir.clone();
-        self.kept_backups = opened.kept_backups;
+/// The menu's key intents (the plan's are the one gate's every plan has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuKey {
+    Move(Move),
+    Choose,
+    Close,
+}
+
+#[rustfmt::skip]
+static MENU: &[Binding<MenuKey, ActionsScreen>] = &[
+    bind(&[Key::char('j'), Key::DOWN], MenuKey::Move(Move::Down), "next action"),
+    bind(&[Key::char('k'), Key::UP], MenuKey::Move(Move::Up), "previous action"),
+    bind(&[Key::ENTER], MenuKey::Choose, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
+    bind(&[Key::ESC, Key::char('q')], MenuKey::Close, "close the menu").footer("close"),
+];
+
+impl PlanOperation for ChoicePlan {
+    const NAME: ScreenName = NAME;
+    const TITLE: &'static str = "Actions (a on nodes, node detail, etcd)";
+    type Kept = super::ActionsMenu;
+    type Key = MenuKey;
+
+    /// The menu's keys while no plan shows.
+    fn own_keys(screen: &ActionsScreen) -> &'static [Binding<MenuKey, ActionsScreen>] {
+        if screen.plan.is_none() { MENU } else { &[] }
     }
 
-    pub(super) fn on_intent(&mut self, key: ActionsKey, shared: &Shared) -> Step {
-        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
-        match (key, self.plan.as_mut()) {
-            (ActionsKey::Menu(to), _) => {
-                if let Some(menu) = self.menu.as_mut() {
+    fn before_plan(screen: &ActionsScreen) -> bool {
+        screen.plan.is_none()
+    }
+
+    fn open(screen: &mut ActionsScreen, _: &Opening, _: &Shared) -> Result<Step, Message> {
+        match (&screen.kept.menu, &screen.plan) {
+            (None, None) => Err(Message::warn(
+                "a on the nodes pane, node detail or the etcd pane opens the actions",
+            )),
+            _ => Ok(Step::default()),
+        }
+    }
+
+    fn on_key(screen: &mut ActionsScreen, key: MenuKey, shared: &Shared) -> Step {
+        match key {
+            MenuKey::Move(to) => {
+                if let Some(menu) = screen.kept.menu.as_mut() {
                     let last = menu.items.len().saturating_sub(1);
                     menu.selected = to.from(menu.selected, last, 1);
                 }
                 Step::default()
             }
-            (ActionsKey::Choose, _) => self.choose(shared),
-            (ActionsKey::Back, _) => {
-                (self.menu, self.plan) = (None, None);
+            MenuKey::Choose => screen.choose(shared),
+            MenuKey::Close => {
+                (screen.kept.menu, screen.plan) = (None, None);
                 Step::close()
             }
-            (ActionsKey::Gate(key), Some(plan)) => gate_step(plan, key, page, shared.readonly),
-            (ActionsKey::Refresh, Some(plan)) => {
-                let mut step = gate_step(plan, GateKey::Refresh, page, shared.readonly);
-                if let ChoicePlan::Node { plan, .. } = &plan.plan {
-                    step.effects.push(survey_task(plan));
-                }
-                step
-            }
-            (ActionsKey::Gate(_) | ActionsKey::Refresh, None) => Step::default(),
         }
+    }
+
+    fn on_news(screen: &mut ActionsScreen, news: &ScreenNews, shared: &Shared) -> bool {
+        if let Some(opened) = news.get::<MenuOpened>() {
+            screen.opened(opened);
+            return true;
+        }
+        news.get::<Surveyed>()
+            .is_some_and(|surveyed| screen.surveyed(surveyed, shared))
+    }
+
+    /// Enter on the snapshot's file.
+    fn on_input(screen: &mut ActionsScreen, text: &str, shared: &Shared) -> Step {
+        screen.snapshot_typed(text, shared)
+    }
+
+    /// `r`: the cluster polled, and a node plan's survey read again.
+    fn refresh(screen: &mut ActionsScreen, shared: &Shared) -> Step {
+        let Some(plan) = screen.plan.as_mut() else {
+            return Step::default();
+        };
+        let mut step = gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly);
+        if let ChoicePlan::Node { plan, .. } = &plan.plan {
+            step.effects.push(survey_task(plan));
+        }
+        step
+    }
+
+    /// A fix needs the Cluster object that owns its cluster.
+    fn run(plan: &ChoicePlanScreen, shared: &Shared) -> Result<ActionRun, String> {
+        let owner = shared.fleet.capi.owner(&plan.cluster);
+        plan.plan.run(&plan.cluster, owner)
+    }
+
+    fn drawn_over(screen: &ActionsScreen) -> Option<Screen> {
+        screen.plan.is_none().then_some(screen.kept.over).flatten()
+    }
+
+    fn draw(screen: &ActionsScreen, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        super::view::draw(screen, area, buf, shared, look);
+    }
+}
+
+impl ActionsScreen {
+    /// `a` on a pane: the menu the shell made of the selection.
+    fn opened(&mut self, opened: &MenuOpened) {
+        self.plan = None;
+        self.kept = super::ActionsMenu {
+            menu: Some(opened.menu.clone()),
+            over: Some(opened.over),
+            snapshot_dir: opened.snapshot_dir.clone(),
+            kept_backups: opened.kept_backups,
+            snapshot_of: None,
+        };
     }
 
     /// Enter on the menu: the chosen action's plan, or first the snapshot's file.
     fn choose(&mut self, shared: &Shared) -> Step {
-        let Some(menu) = self.menu.take() else {
+        let Some(menu) = self.kept.menu.take() else {
             return Step::default();
         };
         let Some(choice) = menu.items.get(menu.selected).cloned() else {
@@ -96,16 +176,17 @@ impl ActionsScreen {
             ActionChoice::Forget => {
                 let context = shared.clusters.iter().find(|c| c.name == cluster);
                 let talos = context.and_then(|c| c.talos.as_ref());
-                let plan = ForgetPlan::new(cluster, talos, status, subject, self.kept_backups);
+                let backups = self.kept.kept_backups;
+                let plan = ForgetPlan::new(cluster, talos, status, subject, backups);
                 ChoicePlan::Forget {
                     node: subject.to_string(),
                     plan: plan.map_err(|e| e.to_string()),
                 }
             }
             ActionChoice::Etcd(EtcdAction::Snapshot) => {
-                let file = (self.snapshot_dir).join(format!("{cluster}-{subject}.snapshot"));
-                self.snapshot_of = Some((cluster.to_string(), subject.to_string()));
-                self.menu = Some(menu.clone());
+                let file = (self.kept.snapshot_dir).join(format!("{cluster}-{subject}.snapshot"));
+                self.kept.snapshot_of = Some((cluster.to_string(), subject.to_string()));
+                self.kept.menu = Some(menu.clone());
                 return Step::ask(Ask::Input {
                     prompt: SNAPSHOT_PROMPT,
                     text: file.display().to_string(),
@@ -153,16 +234,13 @@ impl ActionsScreen {
         let mut screen = ChoicePlanScreen::new(cluster, plan);
         reread_guards(&mut screen, shared);
         self.plan = Some(screen);
-        self.menu = None;
+        self.kept.menu = None;
         Step::effects(survey)
     }
 
-    /// Enter on the input line: the acknowledgement of the plan, or the snapshot's file.
-    pub(super) fn typed(&mut self, text: &str, shared: &Shared) -> Step {
-        if let Some(plan) = self.plan.as_mut() {
-            return ack_step(plan, text, shared);
-        }
-        let Some((cluster, node)) = self.snapshot_of.take() else {
+    /// Enter on the snapshot's file: its plan.
+    fn snapshot_typed(&mut self, text: &str, shared: &Shared) -> Step {
+        let Some((cluster, node)) = self.kept.snapshot_of.take() else {
             return Step::default();
         };
         let text = text.trim();
@@ -185,7 +263,7 @@ impl ActionsScreen {
     }
 
     /// The survey of the node plan on screen, when it is the one asked for.
-    pub(super) fn surveyed(&mut self, surveyed: &Surveyed, shared: &Shared) -> bool {
+    fn surveyed(&mut self, surveyed: &Surveyed, shared: &Shared) -> bool {
         let Some(plan) = self.plan.as_mut().filter(|p| p.cluster == surveyed.cluster) else {
             return false;
         };
@@ -193,32 +271,6 @@ impl ActionsScreen {
             reread_guards(plan, shared);
             true
         }
-    }
-
-    /// The dispatcher approved the plan on screen: it runs when it still is that plan and no
-    /// guard blocks now (read again over the latest status); the screen closes for the
-    /// progress. `None` without a plan.
-    pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let plan = self.plan.as_mut()?;
-        reread_guards(plan, shared);
-        if let Some(refused) = refused_approval(Some(&*plan), approved) {
-            return Some(refused);
-        }
-        let owner = shared.fleet.capi.owner(&plan.cluster);
-        let run = match plan.plan.run(&plan.cluster, owner) {
-            Ok(run) => run,
-            Err(why) => return Some(Step::effects(not_run(approved, why))),
-        };
-        let acks = plan.guards.acks.clone();
-        self.plan = None;
-        Some(Step {
-            effects: vec![Effect::RunAction {
-                approved: approved.clone(),
-                run: Box::new(run),
-                acks,
-            }],
-            ..Step::close()
-        })
     }
 }
 

@@ -33,7 +33,7 @@ pub(super) fn draw(
 ) {
     if let Some(plan) = &screen.plan {
         draw_plan(plan, area, buf, shared.readonly, look);
-    } else if let Some(menu) = &screen.menu {
+    } else if let Some(menu) = &screen.kept.menu {
         draw_menu(menu, area, buf, look);
     }
 }

@@ -1,22 +1,18 @@
 //! The CAPI-way upgrade plan screen: `u` / `U` on a cluster Cluster API owns open it instead of
-//! the in-place plan. Its plan is the one generic plan piece (`PlanHolder`) over what the
-//! console reads with `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do,
-//! `console::read_plans`); its guards are `capi_read_guards`, its gate every plan's
-//! (`app::plan_keys::gate_step`). Keys in `keys`, the update step in `update`, the drawing in
-//! `view`.
+//! the in-place plan. It is the one plan screen (`views::plan`) over what the console reads with
+//! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do, `console::read_plans`);
+//! its guards are `capi_read_guards`, its gate every plan's; Tab switches between the phases and
+//! the guards, `r` reads the plan again. The update step in `update`, the drawing in `view`.
 
-use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::binding::{KeyLine, MOVE_KEYS, intent, key_lines};
+use crate::app::actions::ActionRun;
+use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
-use crate::app::screen::{Pane, Screen};
-use crate::app::screens::{
-    FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
-};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
+use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
 use crate::tui::Look;
@@ -24,8 +20,8 @@ use crate::upgrade::Guard;
 use crate::upgrade::capi::{
     CapiProduct, CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards,
 };
+use crate::views::plan::{PlanOperation, PlanScreen};
 
-mod keys;
 mod update;
 mod view;
 
@@ -56,7 +52,8 @@ pub struct CapiPlanRead {
     pub vm_templates: VmTemplates,
 }
 
-/// The CAPI way's part of the one plan holder: the plan asked for, and what was read.
+/// The CAPI way's part of the one plan holder: the plan asked for, what was read, and the
+/// selected phase.
 #[derive(Debug, Clone)]
 pub struct CapiWay {
     pub request: CapiPlanRequest,
@@ -64,6 +61,7 @@ pub struct CapiWay {
     pub read: Option<CapiPlanRead>,
     /// Whether the guards, rather than the phases, have the move keys and `?`.
     pub on_guards: bool,
+    pub phase: usize,
 }
 
 impl CapiWay {
@@ -107,79 +105,88 @@ impl PlanSubject for CapiWay {
     }
 }
 
-/// The CAPI-way upgrade plan screen: its plan while open, and the selected phase.
-#[derive(Debug, Clone, Default)]
-pub struct CapiUpgradeScreen {
-    pub plan: Option<PlanHolder<CapiWay>>,
-    pub phase: usize,
-}
+/// The CAPI-way upgrade plan screen: the one plan screen over the CAPI way.
+pub type CapiUpgradeScreen = PlanScreen<CapiWay>;
 
-impl ScreenModule for CapiUpgradeScreen {
-    fn name(&self) -> ScreenName {
-        NAME
+/// The screen's own key: Tab between the phases and the guards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Focus;
+
+#[rustfmt::skip]
+static KEYS: &[Binding<Focus, CapiUpgradeScreen>] = &[
+    bind(&[Key::TAB], Focus, "switch between the phases and the guards").footer("focus"),
+];
+
+impl PlanOperation for CapiWay {
+    const NAME: ScreenName = NAME;
+    const TITLE: &'static str = "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)";
+    type Kept = ();
+    type Key = Focus;
+
+    fn own_keys(_: &CapiUpgradeScreen) -> &'static [Binding<Focus, CapiUpgradeScreen>] {
+        KEYS
     }
 
-    fn title(&self) -> &'static str {
-        "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)"
+    fn open(
+        screen: &mut CapiUpgradeScreen,
+        opening: &Opening,
+        shared: &Shared,
+    ) -> Result<Step, Message> {
+        screen.opened(opening, shared)
     }
 
-    fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(keys::KEYS, self);
-        lines.extend(key_lines(MOVE_KEYS, &()));
-        lines
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        intent(keys::KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Err(Message::warn(
-            "u or U on a cluster Cluster API owns opens its CAPI-way plan",
-        ))
-    }
-
-    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        self.opened(opening, shared)
-    }
-
-    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        if let Some(to) = intent(MOVE_KEYS, event) {
-            return self.moved(*to, shared);
+    fn on_key(screen: &mut CapiUpgradeScreen, _: Focus, _: &Shared) -> Step {
+        match screen.plan.as_mut() {
+            Some(plan) => plan.on_guards = !plan.on_guards,
+            None => return Step::close(),
         }
-        match intent(keys::KEYS, event) {
-            Some(key) => self.on_intent(*key, shared),
-            None => Step::default(),
-        }
+        Step::default()
     }
 
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
+    fn on_news(screen: &mut CapiUpgradeScreen, news: &ScreenNews, shared: &Shared) -> bool {
         news.get::<CapiPlanRead>()
-            .is_some_and(|read| self.planned(read, shared))
+            .is_some_and(|read| screen.planned(read, shared))
     }
 
-    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        crate::app::plan_keys::fleet_changed(self.plan.as_mut(), change, shared)
+    fn list(&self) -> (usize, usize) {
+        let phases = self.plan().and_then(|p| p.as_ref().ok());
+        (self.phase, phases.map_or(0, |p| p.phases.len()))
     }
 
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        crate::app::plan_keys::ack_input(self.plan.as_mut(), text, shared)
+    fn select(&mut self, at: usize) {
+        self.phase = at;
     }
 
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        self.approved(approved, shared)
+    fn explain(&self) -> Option<(String, String)> {
+        match self.plan()? {
+            Ok(read) => update::explain_phase(read, self.phase),
+            Err(e) => Some(("no plan".to_string(), e.clone())),
+        }
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
+    /// `r`: the plan read from the management cluster again.
+    fn refresh(screen: &mut CapiUpgradeScreen, _: &Shared) -> Step {
+        let Some(holder) = screen.plan.as_mut() else {
+            return Step::default();
+        };
+        holder.plan.read = None;
+        holder.guards.shown.clear();
+        Step::effects(vec![update::read_task(holder.plan.request.clone())])
     }
 
-    fn home(&self) -> Screen {
-        Screen::Cluster(Pane::Nodes)
+    fn run(holder: &PlanHolder<CapiWay>, _: &Shared) -> Result<ActionRun, String> {
+        let plan = holder.plan.plan().ok_or("the plan is still being read")?;
+        Ok(ActionRun::CapiUpgrade(Box::new(plan.clone()?)))
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        view::draw(self, area, buf, shared, look);
+    fn draw(
+        screen: &CapiUpgradeScreen,
+        area: Rect,
+        buf: &mut Buffer,
+        shared: &Shared,
+        look: &Look,
+    ) {
+        view::draw(screen, area, buf, shared, look);
     }
 }
 

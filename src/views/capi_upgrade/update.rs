@@ -1,22 +1,17 @@
 //! The CAPI-way upgrade plan screen's update step: opened for the target the in-place plan
-//! would choose, the plan the console read shown with its guards, the phases with the move
-//! keys and `?` when focused, the one gate's keys, and the approval handed to the one
-//! operation runner (its progress screen follows the phases). Pure.
-use super::keys::CapiUpgradeKey;
+//! would choose, the plan the console read shown with its guards, and what `?` says of a
+//! phase. Pure.
 use super::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen, CapiWay, NAME};
 use crate::app::action::Effect;
-use crate::app::actions::ActionRun;
-use crate::app::binding::Move;
 use crate::app::message::Message;
-use crate::app::plan_keys::{approved_step, explain_step, gate_step, list_move, reread_guards};
-use crate::app::plan_screen::{PlanHolder, PlanKind};
+use crate::app::plan_keys::reread_guards;
+use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::{Opening, ScreenTask, Shared, Step};
-use crate::approval::ApprovedAction;
-use crate::upgrade::TalosOs;
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
-use crate::upgrade::kubernetes::Kubernetes;
+use crate::upgrade::kubernetes::chosen_kubernetes_target;
+use crate::upgrade::{LearnedReleases, chosen_talos_target};
 
-fn read_task(request: CapiPlanRequest) -> Effect {
+pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, request))
 }
 
@@ -36,12 +31,12 @@ fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, Str
     let kubernetes =
         opening.words.first().map(String::as_str) == Some(product_name(CapiProduct::Kubernetes));
     let (product, chosen) = if kubernetes {
-        (
-            CapiProduct::Kubernetes,
-            Kubernetes::targets(status, named)?.1,
-        )
+        let chosen = chosen_kubernetes_target(status, named)?.1;
+        (CapiProduct::Kubernetes, chosen)
     } else {
-        (CapiProduct::TalosOs, TalosOs::targets(status, named)?.1)
+        let releases = LearnedReleases::built_in("no registry was asked");
+        let chosen = chosen_talos_target(status, named, &releases)?.1;
+        (CapiProduct::TalosOs, chosen)
     };
     let version = format!("v{}", chosen.to_string().trim_start_matches('v'));
     let target = match product {
@@ -59,7 +54,7 @@ fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, Str
 
 /// What `?` says about `phase` of `plan`: its patch, then how the provider replaces its
 /// Machines and in which order.
-fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(String, String)> {
+pub(super) fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(String, String)> {
     let p = plan.phases.get(phase)?;
     let machines = if p.replace.is_empty() {
         "none: every Machine already runs the target".to_string()
@@ -98,11 +93,9 @@ impl CapiUpgradeScreen {
             request: request.clone(),
             read: None,
             on_guards: false,
-        };
-        *self = CapiUpgradeScreen {
-            plan: Some(PlanHolder::new(&request.cluster, way)),
             phase: 0,
         };
+        self.plan = Some(PlanHolder::new(&request.cluster, way));
         Ok(Step::effects(vec![read_task(request)]))
     }
 
@@ -117,60 +110,5 @@ impl CapiUpgradeScreen {
         plan.plan.read = Some(read.clone());
         reread_guards(plan, shared);
         true
-    }
-
-    /// A move key: through the phases, or the guards when they are focused.
-    pub(super) fn moved(&mut self, to: Move, shared: &Shared) -> Step {
-        let Some(plan) = self.plan.as_mut() else {
-            return Step::default();
-        };
-        let phases = plan.plan.plan().and_then(|p| p.as_ref().ok());
-        let phases = phases.map_or(0, |p| p.phases.len());
-        let moved = list_move(plan, to, (self.phase, phases), shared);
-        self.phase = moved.unwrap_or(self.phase);
-        Step::default()
-    }
-
-    pub(super) fn on_intent(&mut self, key: CapiUpgradeKey, shared: &Shared) -> Step {
-        let page = shared.page();
-        let Some(plan) = self.plan.as_mut() else {
-            return Step::close();
-        };
-        match key {
-            CapiUpgradeKey::Focus => plan.on_guards = !plan.on_guards,
-            CapiUpgradeKey::Explain => {
-                let explained = match plan.plan.plan() {
-                    Some(Ok(read)) => explain_phase(read, self.phase),
-                    Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
-                    None => None,
-                };
-                return explain_step(plan, explained, shared);
-            }
-            CapiUpgradeKey::Gate(key) => return gate_step(plan, key, page, shared.readonly),
-            CapiUpgradeKey::Reread => {
-                plan.plan.read = None;
-                plan.guards.shown.clear();
-                return Step::effects(vec![read_task(plan.plan.request.clone())]);
-            }
-            CapiUpgradeKey::Back => {
-                self.plan = None;
-                return Step::close();
-            }
-        }
-        Step::default()
-    }
-
-    /// The dispatcher approved the plan on screen: it runs on the one operation runner when it
-    /// still is that plan and no guard blocks now (read again over the latest status); the
-    /// screen closes for the progress.
-    pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let step = approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
-            let run = plan.plan.plan()?.clone().ok()?;
-            Some(ActionRun::CapiUpgrade(Box::new(run)))
-        })?;
-        if step.close {
-            self.plan = None;
-        }
-        Some(step)
     }
 }

@@ -43,7 +43,7 @@ fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
         .collect()
 }
 
-fn summary(way: &CapiWay, phase: usize, look: &Look, width: usize) -> Vec<Line<'static>> {
+fn summary(way: &CapiWay, look: &Look, width: usize) -> Vec<Line<'static>> {
     let s = &look.styles;
     let request = &way.request;
     let product = product_name(request.product);
@@ -53,7 +53,7 @@ fn summary(way: &CapiWay, phase: usize, look: &Look, width: usize) -> Vec<Line<'
     };
     // The selected phase's patch: too long for a column at 80 wide.
     let patch = match way.plan() {
-        Some(Ok(plan)) => plan.phases.get(phase).map(|p| {
+        Some(Ok(plan)) => plan.phases.get(way.phase).map(|p| {
             format!(
                 "{} gets: {}",
                 printable(&p.label()),
@@ -113,7 +113,7 @@ pub(super) fn draw(
     };
     let way = &holder.plan;
     let inner_width = usize::from(area.width.saturating_sub(2));
-    let top_lines = summary(way, screen.phase, look, inner_width);
+    let top_lines = summary(way, look, inner_width);
     let phases = match way.plan() {
         Some(Ok(plan)) => plan.phases.len(),
         _ => 1,
@@ -130,7 +130,7 @@ pub(super) fn draw(
             columns: PHASE_COLUMNS,
             rows: phase_rows(plan),
             total: plan.phases.len(),
-            selected: Some(screen.phase.to_string()),
+            selected: Some(way.phase.to_string()),
             active,
             empty: "No phase.",
         }),

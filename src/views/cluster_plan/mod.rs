@@ -1,9 +1,10 @@
 //! The plan of an operation on a whole cluster, on the one plan holder: its deletion (`D` on
 //! the fleet or a cluster, read with `prepare_delete` as `taloscope delete` does) and its CAPI
 //! scale (`s` on `:capi`: the new replica count typed in a popup, then read with
-//! `prepare_scale` as `taloscope scale` does). The plan kinds here, the keys in `keys`, the
-//! pure update step in `update`, the drawing in `view` and `replicas`; the console reads the
-//! plans (`console::read_plans`) and runs the approved one on its one runner.
+//! `prepare_scale` as `taloscope scale` does), on the one plan screen (`views::plan`). The plan
+//! kinds here, the replica count's keys and the pure update step in `update`, the drawing in
+//! `view` and `replicas`; the console reads the plans (`console::read_plans`) and runs the
+//! approved one on its one runner.
 use crate::app::actions::{ActionRun, delete_headline};
 use crate::app::capi_scale::{CapiScaleRun, ScaleTarget};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
@@ -12,8 +13,8 @@ use crate::approval::MutatingAction;
 use crate::capi_scale::{PreparedScale, ScaleRequest};
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::guards::Guard;
+use crate::views::plan::PlanScreen;
 
-mod keys;
 mod replicas;
 mod update;
 mod view;
@@ -153,13 +154,9 @@ pub struct ClusterPlanNews {
     pub read: Result<Planned, String>,
 }
 
-/// The screen: the replica count being typed for a scale, then the plan.
-#[derive(Debug, Clone, Default)]
-pub struct ClusterPlanScreen {
-    pub plan: Option<ClusterPlanHolder>,
-    /// The object a scale is for, and the digits of its new replica count typed so far.
-    pub asking: Option<(ScaleTarget, String)>,
-}
+/// The screen: the one plan screen over the cluster plan, the replica count being typed for a
+/// scale before its plan (`kept`: the object a scale is for, and the digits typed so far).
+pub type ClusterPlanScreen = PlanScreen<ClusterPlan>;
 
 #[cfg(test)]
 mod delete_tests;

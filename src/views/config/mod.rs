@@ -252,7 +252,7 @@ impl ConfigScreen {
     /// The patch wizard for the node on screen.
     fn open_patch(&mut self) -> Step {
         if let Some(request) = &self.request {
-            self.patch = Some(PatchWizard::new(&request.cluster, &request.node));
+            self.patch = Some(PatchWizard::for_node(&request.cluster, &request.node));
         }
         Step::default()
     }

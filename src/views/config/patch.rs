@@ -2,26 +2,30 @@
 //! screen to begin with, a role, or every node) and the mode (auto, no-reboot, staged, try
 //! with its timeout), then its plan on the one plan holder. The console reads the file and
 //! the plan with `plan_config_patch`, as `taloscope config patch --plan` does (a dry run on
-//! every target node); the guards are `config_patch_guards` over live status; Start goes
-//! through the one gate and the approved plan runs as `ConfigPatchRollout` on the one runner.
+//! every target node); the guards are `config_patch_guards` over live status; the plan shows on
+//! the one plan screen (`views::plan`), Start goes through the one gate and the approved plan
+//! runs as `ConfigPatchRollout` on the one runner.
 //! Pure: the reads are asked as screen tasks and answered as news.
 use std::time::Duration;
 
-use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 
 use super::NAME;
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{Binding, Key, Move, bind, intent, key_lines, typed_char};
+use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
+use crate::app::plan_keys::cycled;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
-use crate::app::screens::{KeyLine, ScreenTask, Shared, Step};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
+use crate::approval::MutatingAction;
 use crate::fleet::NodeRole;
 use crate::guards::Guard;
 use crate::operation::config_patch::{ConfigPatchPlan, config_patch_guards, mode_name};
 use crate::talos::ApplyMode;
+use crate::tui::Look;
+use crate::views::plan::{PlanOperation, PlanScreen};
 
 /// The modes a patch is applied in, as `--mode` offers them.
 const MODES: [ApplyMode; 4] = [
@@ -110,32 +114,18 @@ impl PatchForm {
 
     /// The cursor on the next (or previous) field, wrapping around.
     fn step_field(&mut self, forward: bool) {
-        let fields = self.fields();
-        let at = fields.iter().position(|f| *f == self.field).unwrap_or(0);
-        let n = fields.len();
-        self.field = fields[if forward {
-            (at + 1) % n
-        } else {
-            (at + n - 1) % n
-        }];
+        if let Some(field) = cycled(&self.fields(), &self.field, forward) {
+            self.field = *field;
+        }
     }
 
     /// The choice on the cursor moved on (or back), wrapping around.
     fn choose(&mut self, forward: bool) {
-        fn next<T: PartialEq + Copy>(all: &[T], now: T, forward: bool) -> T {
-            let n = all.len();
-            let at = all.iter().position(|x| *x == now).unwrap_or(0);
-            all[if forward {
-                (at + 1) % n
-            } else {
-                (at + n - 1) % n
-            }]
-        }
         match self.field {
-            Field::Targets => self.targets = next(&TARGETS, self.targets, forward),
-            Field::Mode => self.mode = next(&MODES, self.mode, forward),
+            Field::Targets => self.targets = *next(&TARGETS, &self.targets, forward),
+            Field::Mode => self.mode = *next(&MODES, &self.mode, forward),
             Field::TryTimeout => {
-                let secs = next(&TRY_TIMEOUTS, self.try_timeout.as_secs(), forward);
+                let secs = *next(&TRY_TIMEOUTS, &self.try_timeout.as_secs(), forward);
                 self.try_timeout = Duration::from_secs(secs);
             }
             Field::File | Field::Nodes => {}
@@ -182,6 +172,11 @@ impl PatchForm {
             try_timeout: self.try_timeout,
         })
     }
+}
+
+/// The choice after (or before) `now` among `all`, which is never empty.
+fn next<'a, T: PartialEq>(all: &'a [T], now: &T, forward: bool) -> &'a T {
+    cycled(all, now, forward).unwrap_or(&all[0])
 }
 
 /// The targets in the command line's words.
@@ -254,149 +249,151 @@ impl PlanSubject for PatchPlan {
     }
 }
 
-/// The wizard: its form, and the plan of what it asked once asked.
+/// What the wizard keeps beside its plan: the form, and how many plans were asked (only the
+/// latest's news is kept).
 #[derive(Debug, Clone)]
-pub struct PatchWizard {
+pub struct PatchDraft {
     pub form: PatchForm,
-    pub plan: Option<PlanHolder<PatchPlan>>,
-    /// How many plans were asked: only the latest's news is kept.
     pub asked: u64,
 }
 
-/// The wizard's key intents.
+/// The wizard: its form, then the plan of what it asked on the one plan screen (drawn over the
+/// config screen, which hands it its keys and news).
+pub type PatchWizard = PlanScreen<PatchPlan>;
+
+/// The form's key intents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PatchKey {
+pub enum FormKey {
     Field(bool),
     Choose(bool),
     Erase,
     MakePlan,
-    Gate(GateKey),
-    ReadAgain,
-    Back,
+    Cancel,
 }
 
-type PatchBinding = Binding<PatchKey, PatchWizard>;
-
 #[rustfmt::skip]
-static FORM: &[PatchBinding] = &[
-    bind(&[Key::TAB, Key::DOWN], PatchKey::Field(true), "the next field").footer("next field"),
-    bind(&[Key::UP], PatchKey::Field(false), "the previous field"),
-    bind(&[Key::RIGHT], PatchKey::Choose(true), "the next choice (targets, mode, try timeout)").footer("choose").offered(on_choice),
-    bind(&[Key::LEFT], PatchKey::Choose(false), "the previous choice"),
-    bind(&[Key::BACKSPACE], PatchKey::Erase, "erase the last character typed"),
-    bind(&[Key::ENTER], PatchKey::MakePlan, "read the patch file and plan it: a dry run on every target node (nothing changes)").footer("plan"),
-    bind(&[Key::ESC], PatchKey::Back, "cancel: nothing is patched").footer("cancel"),
-];
-
-#[rustfmt::skip]
-static PLAN: &[PatchBinding] = &[
-    bind(&[Key::char('j'), Key::DOWN], PatchKey::Gate(GateKey::Move(Move::Down)), "next guard"),
-    bind(&[Key::char('k'), Key::UP], PatchKey::Gate(GateKey::Move(Move::Up)), "previous guard"),
-    bind(&[Key::char('?')], PatchKey::Gate(GateKey::Explain), "why: what the selected guard checks").footer("why"),
-    bind(&[Key::char('a')], PatchKey::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_needed),
-    bind(&[Key::char('s')], PatchKey::Gate(GateKey::Start), "patch node by node (through the typed confirmation)").footer("start"),
-    bind(&[Key::char('r')], PatchKey::ReadAgain, "read the file and the dry runs again").footer("refresh"),
-    bind(&[Key::ESC], PatchKey::Back, "back to the wizard: nothing is patched").footer("back"),
+static FORM: &[Binding<FormKey, PatchWizard>] = &[
+    bind(&[Key::TAB, Key::DOWN], FormKey::Field(true), "the next field").footer("next field"),
+    bind(&[Key::UP], FormKey::Field(false), "the previous field"),
+    bind(&[Key::RIGHT], FormKey::Choose(true), "the next choice (targets, mode, try timeout)").footer("choose").offered(on_choice),
+    bind(&[Key::LEFT], FormKey::Choose(false), "the previous choice"),
+    bind(&[Key::BACKSPACE], FormKey::Erase, "erase the last character typed"),
+    bind(&[Key::ENTER], FormKey::MakePlan, "read the patch file and plan it: a dry run on every target node (nothing changes)").footer("plan"),
+    bind(&[Key::ESC], FormKey::Cancel, "cancel: nothing is patched").footer("cancel"),
 ];
 
 fn on_choice(wizard: &PatchWizard) -> bool {
-    wizard.form.on_choice()
+    wizard.kept.form.on_choice()
 }
 
-fn ack_needed(wizard: &PatchWizard) -> bool {
-    (wizard.plan.as_ref()).is_some_and(|p| p.guards.ack_prompt().is_some())
-}
-
-impl PatchWizard {
-    pub fn new(cluster: &str, node: &str) -> PatchWizard {
-        PatchWizard {
-            form: PatchForm::new(cluster, node),
-            plan: None,
+impl Default for PatchDraft {
+    fn default() -> Self {
+        PatchDraft {
+            form: PatchForm::new("", ""),
             asked: 0,
         }
     }
+}
 
-    fn table(&self) -> &'static [PatchBinding] {
-        if self.plan.is_some() { PLAN } else { FORM }
+impl PlanOperation for PatchPlan {
+    const NAME: ScreenName = NAME;
+    const TITLE: &'static str = "Config patch";
+    type Kept = PatchDraft;
+    type Key = FormKey;
+
+    /// The form's keys while no plan shows.
+    fn own_keys(wizard: &PatchWizard) -> &'static [Binding<FormKey, PatchWizard>] {
+        if wizard.plan.is_none() { FORM } else { &[] }
     }
 
-    /// Its keys for help and the footer: the form's text typed, then its table.
-    pub fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(self.table(), self);
-        if self.plan.is_none() {
-            lines.insert(
-                0,
-                KeyLine {
-                    keys: "text".into(),
-                    help: "the patch file's path, the node names (comma-separated)",
-                    footer: None,
-                },
-            );
-        }
-        lines
+    fn before_plan(wizard: &PatchWizard) -> bool {
+        wizard.plan.is_none()
     }
 
-    pub fn binds(&self, event: &KeyEvent) -> bool {
-        let typing = self.plan.is_none() && typed_char(event).is_some();
-        typing || intent(self.table(), event).is_some()
+    /// The config screen opens it (`PatchWizard::for_node`).
+    fn open(_: &mut PatchWizard, _: &Opening, _: &Shared) -> Result<Step, Message> {
+        Err(Message::warn(
+            "p on the config screen opens the patch wizard",
+        ))
     }
 
-    /// A key; `close` in the step closes the wizard (the config shows again).
-    pub fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        match (intent(self.table(), event), typed_char(event)) {
-            (Some(key), _) => self.on_intent(*key, shared),
-            (None, Some(c)) => {
-                if let Some(text) = self.form.text_mut() {
-                    text.push(c);
-                }
-                Step::default()
-            }
-            (None, None) => Step::default(),
-        }
-    }
-
-    fn on_intent(&mut self, key: PatchKey, shared: &Shared) -> Step {
-        match (key, self.plan.as_mut()) {
-            (PatchKey::Back, Some(_)) => {
-                self.plan = None;
-                Step::default()
-            }
-            (PatchKey::Back, None) => Step::close(),
-            (PatchKey::Field(forward), _) => {
-                self.form.step_field(forward);
-                Step::default()
-            }
-            (PatchKey::Choose(forward), _) => {
-                self.form.choose(forward);
-                Step::default()
-            }
-            (PatchKey::Erase, _) => {
-                if let Some(text) = self.form.text_mut() {
+    fn on_key(wizard: &mut PatchWizard, key: FormKey, _: &Shared) -> Step {
+        let form = &mut wizard.kept.form;
+        match key {
+            FormKey::Field(forward) => form.step_field(forward),
+            FormKey::Choose(forward) => form.choose(forward),
+            FormKey::Erase => {
+                if let Some(text) = form.text_mut() {
                     text.pop();
                 }
-                Step::default()
             }
-            (PatchKey::MakePlan | PatchKey::ReadAgain, _) => self.ask_plan(),
-            (PatchKey::Gate(key), Some(plan)) => {
-                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
-                gate_step(plan, key, page, shared.readonly)
-            }
-            (PatchKey::Gate(_), None) => Step::default(),
+            FormKey::MakePlan => return wizard.ask_plan(),
+            FormKey::Cancel => return Step::close(),
         }
+        Step::default()
+    }
+
+    fn on_news(wizard: &mut PatchWizard, news: &ScreenNews, shared: &Shared) -> bool {
+        news.get::<PatchNews>()
+            .is_some_and(|news| wizard.planned(news, shared))
+    }
+
+    fn typing(wizard: &PatchWizard) -> Option<(&'static str, &'static str)> {
+        let help = "the patch file's path, the node names (comma-separated)";
+        wizard.plan.is_none().then_some(("text", help))
+    }
+
+    fn on_char(wizard: &mut PatchWizard, c: char) -> Step {
+        if let Some(text) = wizard.kept.form.text_mut() {
+            text.push(c);
+        }
+        Step::default()
+    }
+
+    /// `r`: the file and the dry runs read again.
+    fn refresh(wizard: &mut PatchWizard, _: &Shared) -> Step {
+        wizard.ask_plan()
+    }
+
+    /// Esc on the plan: back to the form, nothing patched.
+    fn back(wizard: &mut PatchWizard) -> Step {
+        wizard.plan = None;
+        Step::default()
+    }
+
+    fn run(holder: &PlanHolder<PatchPlan>, _: &Shared) -> Result<ActionRun, String> {
+        let planned = holder
+            .plan
+            .planned()
+            .ok_or("the plan is still being read")?;
+        Ok(ActionRun::ConfigPatch(Box::new(planned.clone())))
+    }
+
+    fn draw(wizard: &PatchWizard, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        super::patch_view::draw(wizard, area, buf, shared.readonly, look);
+    }
+}
+
+impl PatchWizard {
+    /// The wizard of a patch for `node` of `cluster`.
+    pub fn for_node(cluster: &str, node: &str) -> PatchWizard {
+        let mut wizard = PatchWizard::default();
+        wizard.kept.form = PatchForm::new(cluster, node);
+        wizard
     }
 
     /// The plan of the form asked of the console; the form says what it lacks.
     fn ask_plan(&mut self) -> Step {
-        let task = match self.form.task(self.asked + 1) {
+        let task = match self.kept.form.task(self.kept.asked + 1) {
             Ok(task) => task,
             Err(why) => return Step::message(Message::warn(why)),
         };
-        self.asked = task.asked;
+        self.kept.asked = task.asked;
         let plan = PatchPlan {
             asked: task.clone(),
             read: None,
         };
-        self.plan = Some(PlanHolder::new(&self.form.cluster, plan));
+        self.plan = Some(PlanHolder::new(&self.kept.form.cluster, plan));
         Step::effects(vec![Effect::Screen(ScreenTask::new(NAME, task))])
     }
 
@@ -411,26 +408,6 @@ impl PatchWizard {
         holder.plan.read = Some(news.read.clone());
         holder.evaluate_guards(&shared.guards.guard_reading(&holder.cluster));
         true
-    }
-
-    /// Enter on the acknowledgement typed.
-    pub fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match self.plan.as_mut() {
-            Some(plan) => ack_step(plan, text, shared),
-            None => Step::default(),
-        }
-    }
-
-    /// The dispatcher approved a patch: it runs when it is still the plan on screen and no
-    /// guard blocks now; the screen closes for the progress.
-    pub fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        if !matches!(approved.action(), MutatingAction::ConfigPatch { .. }) {
-            return None;
-        }
-        approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
-            let planned = plan.plan.planned()?.clone();
-            Some(ActionRun::ConfigPatch(Box::new(planned)))
-        })
     }
 }
 

@@ -65,7 +65,7 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
         let screen = s.screens.find::<ConfigScreen>().unwrap();
         screen.request.as_ref().unwrap().node.clone()
     };
-    let form = &patch(&s).form;
+    let form = &patch(&s).kept.form;
     assert_eq!(
         (form.targets, form.nodes.as_str()),
         (Targets::Named, node.as_str())
@@ -81,9 +81,9 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
     );
     // Typed text goes to the field, `q` included.
     typed(&mut s, "q.yaml");
-    assert_eq!(patch(&s).form.file, "q.yaml");
+    assert_eq!(patch(&s).kept.form.file, "q.yaml");
     press(&mut s, KeyCode::Backspace);
-    assert_eq!(patch(&s).form.file, "q.yam");
+    assert_eq!(patch(&s).kept.form.file, "q.yam");
     press(&mut s, KeyCode::Esc);
     let screen = s.screens.find::<ConfigScreen>().unwrap();
     assert!(screen.patch.is_none(), "the wizard closed");
@@ -101,13 +101,13 @@ fn the_form_makes_the_request_and_says_what_it_lacks() {
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Right);
     assert_eq!(
-        patch(&s).form.fields(),
+        patch(&s).kept.form.fields(),
         [Field::File, Field::Targets, Field::Mode]
     );
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Left);
-    assert_eq!(patch(&s).form.mode, ApplyMode::Try);
-    assert!(patch(&s).form.fields().contains(&Field::TryTimeout));
+    assert_eq!(patch(&s).kept.form.mode, ApplyMode::Try);
+    assert!(patch(&s).kept.form.fields().contains(&Field::TryTimeout));
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Right);
     let asked = tasks(&press(&mut s, KeyCode::Enter));
@@ -123,7 +123,7 @@ fn the_form_makes_the_request_and_says_what_it_lacks() {
     // Esc on the plan: the wizard again, as it was.
     press(&mut s, KeyCode::Esc);
     assert!(patch(&s).plan.is_none());
-    assert_eq!(patch(&s).form.file, "kubelet.yaml");
+    assert_eq!(patch(&s).kept.form.file, "kubelet.yaml");
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn the_plan_read_gates_start_and_the_approved_patch_runs_node_by_node() {
     typed(&mut s, "kubelet.yaml");
     press(&mut s, KeyCode::Enter);
     press(&mut s, KeyCode::Char('r'));
-    let asked = patch(&s).asked;
+    let asked = patch(&s).kept.asked;
     assert_eq!(asked, 2, "r asks again");
     let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
@@ -189,7 +189,7 @@ fn a_plan_a_node_refuses_names_its_guard_and_start_is_refused_and_audited() {
         r#""refused":"this config change can't be applied in immediate mode""#,
         1,
     );
-    let asked = patch(&s).asked;
+    let asked = patch(&s).kept.asked;
     update(&mut s, news(asked, &refused));
     let effects = press(&mut s, KeyCode::Char('s'));
     assert!(

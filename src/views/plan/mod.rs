@@ -1,91 +1,297 @@
-//! The plan screen: every guarded operation's plan drawn the same way (its summary on top, its
-//! subjects as a table, and the guards and last line every plan draws, `views::plan_parts`),
-//! and the typed confirmation the dispatcher asks for. One file per kind of plan says what the
-//! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`] (the
-//! Talos and Kubernetes plans in their screen module, `views::upgrade_plan`).
+//! The one plan screen: every guarded operation's plan on one screen module generic over the
+//! operation ([`PlanScreen`] over a [`PlanOperation`]: a node or etcd action, a delete or a
+//! CAPI scale, an in-place or a CAPI-way upgrade), with the one gate's keys alike on every
+//! plan (the move keys and `?` on its guards or its own list, `a`, `s`, `r`, Esc) and the
+//! guards and last line every plan draws (`views::plan_parts`); and the typed confirmation the
+//! dispatcher asks for. What an operation adds (a menu or a count before its plan, its own
+//! keys, its news, its drawing) it says through [`PlanOperation`]. Pure.
 pub mod confirm;
 
+use std::fmt::Debug;
+
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::Look;
 pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
-use super::progress_parts::{StepTable, render_step_pane};
-use crate::app::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
-use crate::app::tables::{Column, TableRow};
-use crate::tui::Role;
+use crate::app::actions::ActionRun;
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
+use crate::app::message::Message;
+use crate::app::plan_keys::{GateKey, ack_step, approved_step, explain_step, gate_step};
+use crate::app::plan_keys::{list_move, reread_guards};
+use crate::app::plan_screen::{GuardedPlan, PlanHolder, PlanSubject};
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::{
+    Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
+};
+use crate::approval::ApprovedAction;
 
-/// What a kind of rollout draws on the plan pane.
-pub trait PlanPane: PlanKind {
-    /// What the pane says while no plan of this kind is open.
-    const NOT_OPEN: &'static str;
-    /// What the step table says with no rows.
-    const NO_STEPS: &'static str;
-    const STEP_COLUMNS: &'static [Column];
-    /// The lines above the steps (target, options, findings).
-    fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
-    fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
-    /// The step table's title.
-    fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
-    /// Summary, steps, guards and last line, from top to bottom.
-    fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
+/// What one operation says of its plan screen: only what differs between operations.
+pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
+    const NAME: ScreenName;
+    /// Its section's title in `?`.
+    const TITLE: &'static str;
+    /// What the screen keeps beyond its plan: across plans, or before one (a menu, a count).
+    type Kept: Debug + Clone + Default + Send + Sync;
+    /// The operation's own key intents.
+    type Key: Debug + Copy + Send + Sync + 'static;
+    /// Its own keys as the screen stands (before its plan, the only ones).
+    fn own_keys(screen: &PlanScreen<Self>) -> &'static [Binding<Self::Key, PlanScreen<Self>>];
+    /// Brought on screen from `opening`: the step, or why it cannot show now.
+    fn open(
+        screen: &mut PlanScreen<Self>,
+        opening: &Opening,
+        shared: &Shared,
+    ) -> Result<Step, Message>;
+    /// One of its own keys.
+    fn on_key(screen: &mut PlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
+    /// News from its IO task: whether it changed what the screen shows, and the step.
+    fn on_news(screen: &mut PlanScreen<Self>, news: &ScreenNews, shared: &Shared) -> bool;
+    /// Enter on the input line one of its own keys asked for.
+    fn on_input(_screen: &mut PlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
+        Step::default()
+    }
+    /// Whether a stage before its plan shows (a menu, a count or a form typed): its own keys
+    /// are the only ones then.
+    fn before_plan(_screen: &PlanScreen<Self>) -> bool {
+        false
+    }
+    /// A character typed that no table binds, and what it is typed into (keys, help), while
+    /// the screen takes one.
+    fn typing(_screen: &PlanScreen<Self>) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    fn on_char(_screen: &mut PlanScreen<Self>, _c: char) -> Step {
+        Step::default()
+    }
+    /// The plan's own list beside its guards (steps, phases): the selected row and how many.
+    fn list(&self) -> (usize, usize) {
+        (0, 0)
+    }
+    fn select(&mut self, _at: usize) {}
+    /// `?` on its own list's selected row: title and text.
+    fn explain(&self) -> Option<(String, String)> {
+        None
+    }
+    /// `r`: the plan's cluster polled now (an operation that reads its plan reads it again).
+    fn refresh(screen: &mut PlanScreen<Self>, shared: &Shared) -> Step {
+        match screen.plan.as_mut() {
+            Some(plan) => gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly),
+            None => Step::default(),
+        }
+    }
+    /// Esc on the plan: it closes with the screen (a wizard's goes back to its form).
+    fn back(screen: &mut PlanScreen<Self>) -> Step {
+        screen.plan = None;
+        Step::close()
+    }
+    /// What the one runner runs for the approved plan, or why it cannot run.
+    fn run(holder: &PlanHolder<Self>, shared: &Shared) -> Result<ActionRun, String>;
+    /// Where Esc leads when it was opened from nowhere else.
+    fn home() -> Screen {
+        Screen::Cluster(Pane::Nodes)
+    }
+    /// The screen drawn under it, when it is a popup over one.
+    fn drawn_over(_screen: &PlanScreen<Self>) -> Option<Screen> {
+        None
+    }
+    fn draw(screen: &PlanScreen<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
 }
 
-/// The plan pane of a rollout plan of kind `K`, if one is open.
-pub struct PlanView<'a, K: PlanPane> {
-    screen: Option<&'a RolloutPlanScreen<K>>,
-    readonly: bool,
-    look: &'a Look,
+/// The plan screen of operation `K`: its plan on the one plan holder while open, what the
+/// operation keeps beyond it, and whether the input line open is a field of the operation's
+/// own (else the acknowledgement's).
+#[derive(Debug, Clone)]
+pub struct PlanScreen<K: PlanOperation> {
+    pub plan: Option<PlanHolder<K>>,
+    pub kept: K::Kept,
+    own_field: bool,
 }
 
-impl<'a, K: PlanPane> PlanView<'a, K> {
-    pub fn new(
-        screen: Option<&'a RolloutPlanScreen<K>>,
-        readonly: bool,
-        look: &'a Look,
-    ) -> PlanView<'a, K> {
-        PlanView {
-            screen,
-            readonly,
-            look,
+impl<K: PlanOperation> Default for PlanScreen<K> {
+    fn default() -> Self {
+        PlanScreen {
+            plan: None,
+            kept: K::Kept::default(),
+            own_field: false,
         }
     }
 }
 
-impl<K: PlanPane> Widget for &PlanView<'_, K> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let Some(screen) = self.screen else {
-            Paragraph::new(K::NOT_OPEN)
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
-        let inner_width = usize::from(area.width.saturating_sub(2));
-        let summary = K::summary(screen, self.look, inner_width);
-        let [top, steps_area, guards_area, bottom] = K::layout(screen, summary.len(), area);
-        Paragraph::new(summary)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(top, buf);
+/// The keys every plan answers alike once it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Common {
+    Gate(GateKey),
+    /// The selected guard explained, or the plan's own selected row.
+    Explain,
+    Refresh,
+    Back,
+}
 
-        let steps_active = screen.focus == PlanFocus::Nodes;
-        let table = match &screen.made {
-            Ok(plan) => Ok(StepTable {
-                columns: K::STEP_COLUMNS,
-                rows: K::step_rows(plan),
-                total: screen.steps_len(),
-                selected: screen.step.clone(),
-                active: steps_active,
-                empty: K::NO_STEPS,
-            }),
-            Err(e) => Err(e.as_str()),
-        };
-        let title = K::steps_title(screen);
-        render_step_pane(self.look, title, steps_active, table, steps_area, buf);
+/// The one gate's keys; `bool`: whether an acknowledgement is the one thing left (the footer
+/// offers `a` then).
+#[rustfmt::skip]
+static GATE: &[Binding<Common, bool>] = &[
+    bind(&[Key::char('?')], Common::Explain, "why: what the selected guard (or row) checks or does").footer("why"),
+    bind(&[Key::char('a')], Common::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_pending),
+    bind(&[Key::char('s')], Common::Gate(GateKey::Start), "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('r')], Common::Refresh, "read the cluster (and the plan) again").footer("refresh"),
+    bind(&[Key::ESC], Common::Back, "close the plan").footer("back"),
+];
 
-        let checks = ChecksPane::of(screen, NO_GUARDS_YET);
-        checks.render(self.look, self.readonly, guards_area, bottom, buf);
+fn ack_pending(pending: &bool) -> bool {
+    *pending
+}
+
+impl<K: PlanOperation> PlanScreen<K> {
+    /// The plan with its guards, else a step that does nothing.
+    fn common(&mut self, key: Common, shared: &Shared) -> Step {
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::default();
+        };
+        match key {
+            Common::Gate(key) => gate_step(plan, key, shared.page(), shared.readonly),
+            Common::Explain => {
+                let item = plan.plan.explain();
+                explain_step(plan, item, shared)
+            }
+            Common::Refresh => K::refresh(self, shared),
+            Common::Back => K::back(self),
+        }
+    }
+
+    /// A move key: through the plan's own list, or its guards when they have the keys.
+    fn moved(&mut self, to: crate::app::binding::Move, shared: &Shared) -> Step {
+        if let Some(plan) = self.plan.as_mut() {
+            let list = plan.plan.list();
+            if let Some(at) = list_move(plan, to, list, shared) {
+                plan.plan.select(at);
+            }
+        }
+        Step::default()
+    }
+}
+
+impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
+    fn name(&self) -> ScreenName {
+        K::NAME
+    }
+
+    fn title(&self) -> &'static str {
+        K::TITLE
+    }
+
+    fn keys(&self) -> Vec<KeyLine> {
+        let mut lines = Vec::new();
+        if let Some((keys, help)) = K::typing(self) {
+            let keys = keys.to_string();
+            lines.push(KeyLine {
+                keys,
+                help,
+                footer: None,
+            });
+        }
+        lines.extend(key_lines(K::own_keys(self), self));
+        if !K::before_plan(self) {
+            let ack = self
+                .plan
+                .as_ref()
+                .is_some_and(|p| GuardedPlan::ack_prompt(p).is_some());
+            lines.extend(key_lines(GATE, &ack));
+            lines.extend(key_lines(MOVE_KEYS, &()));
+        }
+        lines
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        let gate = !K::before_plan(self);
+        let typing = K::typing(self).is_some() && typed_char(event).is_some();
+        typing
+            || intent(K::own_keys(self), event).is_some()
+            || (gate && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
+    }
+
+    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
+        let opening = Opening {
+            from: K::home(),
+            node: None,
+            words: Vec::new(),
+        };
+        K::open(self, &opening, shared)
+    }
+
+    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        K::open(self, opening, shared)
+    }
+
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        // A key reaches the screen only once the input line closed.
+        self.own_field = false;
+        if let Some(key) = intent(K::own_keys(self), event) {
+            let step = K::on_key(self, *key, shared);
+            self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
+            return step;
+        }
+        if !K::before_plan(self) {
+            if let Some(to) = intent(MOVE_KEYS, event) {
+                return self.moved(*to, shared);
+            }
+            if let Some(key) = intent(GATE, event) {
+                return self.common(*key, shared);
+            }
+        }
+        match typed_char(event).filter(|_| K::typing(self).is_some()) {
+            Some(c) => K::on_char(self, c),
+            None => Step::default(),
+        }
+    }
+
+    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
+        K::on_news(self, news, shared)
+    }
+
+    /// A poller report of its plan's cluster or of the Cluster API: its guards read again.
+    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
+        let plan = self.plan.as_mut();
+        plan.is_some_and(|plan| {
+            (change.capi || change.cluster == plan.cluster) && reread_guards(plan, shared)
+        })
+    }
+
+    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
+        if std::mem::take(&mut self.own_field) {
+            return K::on_input(self, text, shared);
+        }
+        match self.plan.as_mut() {
+            Some(plan) => ack_step(plan, text, shared),
+            None => Step::default(),
+        }
+    }
+
+    /// The dispatcher approved the plan on screen: it runs on the one runner when it still is
+    /// that plan and no guard blocks now; the screen closes for the progress.
+    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        let step = approved_step(self.plan.as_mut(), approved, shared, |p| K::run(p, shared));
+        if step.close {
+            self.plan = None;
+        }
+        Some(step)
+    }
+
+    fn drawn_over(&self) -> Option<Screen> {
+        K::drawn_over(self)
+    }
+
+    fn of_cluster_in_use(&self) -> bool {
+        true
+    }
+
+    fn home(&self) -> Screen {
+        K::home()
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        K::draw(self, area, buf, shared, look);
     }
 }

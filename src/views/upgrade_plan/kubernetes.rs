@@ -2,17 +2,17 @@
 //! the removed-API count (fetched in the background, "checking" until it
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
-use crate::app::plan_screen::PlannedRollout;
-use crate::app::plan_screen::{PlanGuards, PlanKind, RolloutPlan, RolloutPlanScreen, roles_of};
+use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
+use crate::app::plan_screen::{PlanGuards, PlannedRollout, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
-    kubernetes_plan_guards, offered_kubernetes_targets, target_text,
+    chosen_kubernetes_target, kubernetes_plan_guards, target_text,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
-use crate::versions::{KubeVersion, Version};
+use crate::versions::KubeVersion;
 
 /// The removed-API guard's reason while the count is still under way.
 pub const CHECKING: &str = "checking\u{2026} (counting objects in the background)";
@@ -92,31 +92,12 @@ impl PlanKind for Kubernetes {
     type Step = KubeStep;
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
 
-    /// A named target need not be offered: the version-path guard decides.
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
         _: &crate::upgrade::LearnedReleases,
     ) -> Result<(Vec<KubeVersion>, KubeVersion), String> {
-        let mut targets = offered_kubernetes_targets(status);
-        let target = match named {
-            None => targets.last().cloned().ok_or_else(|| {
-                format!(
-                    "no Kubernetes upgrade target is offered for {} (already on the newest its Talos runs, or versions unknown)",
-                    status.name
-                )
-            })?,
-            Some(text) => {
-                let wanted =
-                    Version::parse(text).map_err(|e| format!(":upgrade-k8s {text}: {e}"))?;
-                if !targets.contains(&wanted) {
-                    targets.push(wanted.clone());
-                    targets.sort();
-                }
-                wanted
-            }
-        };
-        Ok((targets, target))
+        chosen_kubernetes_target(status, named)
     }
 
     fn settings(_: &ClusterStatus, _: &crate::upgrade::LearnedReleases) -> KubeSettings {

@@ -5,11 +5,11 @@
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use super::PlanPane;
 use super::kubernetes::{CHECKING, KubePlanScreen};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
-use crate::views::plan::PlanPane;
 use crate::views::plan_parts::guards_keep_half;
 use crate::views::{Look, fit};
 

@@ -1,48 +1,55 @@
 //! The in-place upgrade plan screen, one module for both kinds of rollout: `u` and `:upgrade
 //! [VERSION]` plan the Talos OS upgrade, `U` and `:upgrade-k8s [VERSION]` the Kubernetes one, on
-//! a cluster taloscope upgrades in place. Its plan is the rollout plan of the kind
-//! (`app::plan_screen::RolloutPlanScreen` over the kinds in `talos` and `kubernetes`, made as
-//! `taloscope upgrade --plan` and `upgrade-k8s --plan` make it); its gate every plan's
-//! (`app::plan_keys::gate_step`). What a kind adds is said once per kind ([`RolloutScreen`]:
-//! `update_talos`, `update_kubernetes`): the Talos releases learned at run time and the
-//! removed-API count arrive as its news. Keys in `keys`, the update step in `update`, the
-//! drawing in `talos_view` and `kubernetes_view`.
+//! a cluster taloscope upgrades in place. It is the one plan screen (`views::plan`) over the
+//! rollout plan of the kind ([`RolloutPlan`], made as `taloscope upgrade --plan` and
+//! `upgrade-k8s --plan` make it). What a kind adds is said once per kind ([`RolloutScreen`]: its
+//! plan in `talos` and `kubernetes`, its own keys and news in `update_talos` and
+//! `update_kubernetes`, its pane in `talos_view` and `kubernetes_view`): the Talos releases
+//! learned at run time and the removed-API count arrive as its news. The plan every kind has in
+//! `rollout`, the keys in `keys`, the update step in `update`, the drawing in `view`.
 
 use std::fmt::Debug;
 
-use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-use crate::app::binding::{Binding, KeyLine, MOVE_KEYS, intent, key_lines};
+use crate::app::action::Effect;
+use crate::app::actions::ActionRun;
+use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_screen::RolloutPlanScreen;
+use crate::app::plan_screen::PlanHolder;
 use crate::app::screen::{Pane, Screen};
-use crate::app::screens::{
-    Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
-};
-use crate::approval::ApprovedAction;
+use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Look;
 use crate::upgrade::kubernetes::{Kubernetes, RemovedItem};
 use crate::upgrade::{LearnedReleases, TalosOs};
-use crate::views::plan::{PlanPane, PlanView};
+use crate::views::plan::{PlanOperation, PlanScreen};
 
 mod keys;
 pub mod kubernetes;
 mod kubernetes_view;
+mod rollout;
 pub mod talos;
 mod talos_view;
 mod update;
 mod update_kubernetes;
 mod update_talos;
+mod view;
+
+pub use keys::RolloutKey;
+pub use rollout::{PlanFocus, PlanKind, RolloutPlan, RolloutPlanScreen};
+pub use view::PlanPane;
 
 /// The Talos upgrade plan's name: the shell opens it with the target named, if any.
 pub const TALOS_PLAN: ScreenName = "upgrade-plan";
 
 /// The Kubernetes upgrade plan's name: the shell opens it with the target named, if any.
 pub const KUBE_PLAN: ScreenName = "kube-plan";
+
+/// The upgrade plan screen of kind `K`: the one plan screen over its rollout plan.
+pub type RolloutPlanModule<K> = PlanScreen<RolloutPlan<K>>;
 
 /// The Talos upgrade plan screen.
 pub type TalosPlanModule = RolloutPlanModule<TalosOs>;
@@ -70,24 +77,23 @@ pub struct RemovedApisCounted {
     pub flags: Result<Vec<RemovedItem>, String>,
 }
 
-/// What one kind of rollout says of its plan screen: only what differs between kinds.
-pub trait RolloutScreen:
-    PlanPane<Plan: Debug + PartialEq, Settings: Send + Sync> + Debug + Clone + Send + Sync + 'static
-{
+/// What one kind of rollout says of its plan screen: only what differs between kinds (its plan
+/// is its [`PlanKind`], its pane its [`PlanPane`]).
+pub trait RolloutScreen: PlanKind + PlanPane + Send + Sync + 'static {
     const NAME: ScreenName;
     const TITLE: &'static str;
     /// The pane the screen goes back to when it was opened from nowhere else.
     const HOME: Pane;
     /// The kind's own key intents.
-    type Key: Debug + Copy + Send + Sync + 'static;
+    type Key: Debug + Copy + PartialEq + Eq + Send + Sync + 'static;
     /// What the screen keeps beyond its plan, across plans.
     type Kept: Debug + Clone + Default + Send + Sync;
-    /// The kind's own keys, between the target's and the gate's.
-    fn own_keys() -> &'static [Binding<Self::Key, ()>];
+    /// The kind's own keys (the target's first, then its options').
+    fn own_keys() -> &'static [Binding<RolloutKey<Self::Key>, RolloutPlanModule<Self>>];
     /// The releases a plan of `cluster` is offered from.
     fn releases(kept: &Self::Kept, cluster: &str) -> LearnedReleases;
     /// What the plan asks of the console once it was made (again).
-    fn asks(plan: &mut RolloutPlanScreen<Self>) -> Vec<crate::app::action::Effect>;
+    fn asks(plan: &mut RolloutPlanScreen<Self>) -> Vec<Effect>;
     /// One of its own keys on the open plan.
     fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
     /// News from its IO task; whether it changed what the screen shows.
@@ -98,109 +104,68 @@ pub trait RolloutScreen:
     }
 }
 
-/// The upgrade plan screen of kind `K`: its plan while open, what the kind keeps, and whether
-/// the input line open is a field of the kind's own (else the acknowledgement's).
-#[derive(Debug, Clone)]
-pub struct RolloutPlanModule<K: RolloutScreen> {
-    pub plan: Option<RolloutPlanScreen<K>>,
-    pub kept: K::Kept,
-    own_field: bool,
-}
+impl<K: RolloutScreen> PlanOperation for RolloutPlan<K> {
+    const NAME: ScreenName = K::NAME;
+    const TITLE: &'static str = K::TITLE;
+    type Kept = K::Kept;
+    type Key = RolloutKey<K::Key>;
 
-impl<K: RolloutScreen> Default for RolloutPlanModule<K> {
-    fn default() -> Self {
-        RolloutPlanModule {
-            plan: None,
-            kept: K::Kept::default(),
-            own_field: false,
+    fn own_keys(_: &RolloutPlanModule<K>) -> &'static [Binding<Self::Key, RolloutPlanModule<K>>] {
+        K::own_keys()
+    }
+
+    fn open(
+        module: &mut RolloutPlanModule<K>,
+        opening: &Opening,
+        shared: &Shared,
+    ) -> Result<Step, Message> {
+        module.opened(opening, shared)
+    }
+
+    fn on_key(module: &mut RolloutPlanModule<K>, key: Self::Key, shared: &Shared) -> Step {
+        module.on_intent(key, shared)
+    }
+
+    fn on_news(module: &mut RolloutPlanModule<K>, news: &ScreenNews, shared: &Shared) -> bool {
+        K::on_news(module, news, shared)
+    }
+
+    fn on_input(module: &mut RolloutPlanModule<K>, text: &str, shared: &Shared) -> Step {
+        K::on_input(module, text, shared)
+    }
+
+    fn list(&self) -> (usize, usize) {
+        (self.step_index(), self.steps_len())
+    }
+
+    fn select(&mut self, at: usize) {
+        self.step = self.steps().get(at).map(|s| K::step_key(at, s));
+    }
+
+    fn explain(&self) -> Option<(String, String)> {
+        match &self.made {
+            Ok(plan) => K::explain_step(plan, self.step_index()),
+            Err(e) => Some(("no plan".to_string(), e.clone())),
         }
     }
-}
 
-impl<K: RolloutScreen> ScreenModule for RolloutPlanModule<K> {
-    fn name(&self) -> ScreenName {
-        K::NAME
+    fn run(holder: &PlanHolder<Self>, _: &Shared) -> Result<ActionRun, String> {
+        let plan = holder.made.clone()?;
+        Ok(ActionRun::Upgrade(Box::new(K::planned(plan))))
     }
 
-    fn title(&self) -> &'static str {
-        K::TITLE
-    }
-
-    fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(keys::TARGET, &());
-        lines.extend(key_lines(K::own_keys(), &()));
-        lines.extend(key_lines(keys::GATE, &()));
-        lines.extend(key_lines(MOVE_KEYS, &()));
-        lines
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        intent(keys::TARGET, event).is_some()
-            || intent(K::own_keys(), event).is_some()
-            || intent(keys::GATE, event).is_some()
-            || intent(MOVE_KEYS, event).is_some()
-    }
-
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let opening = Opening {
-            from: Screen::Cluster(K::HOME),
-            node: None,
-            words: Vec::new(),
-        };
-        self.opened(&opening, shared)
-    }
-
-    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        self.opened(opening, shared)
-    }
-
-    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        // A key reaches the screen only once the input line closed.
-        self.own_field = false;
-        if let Some(to) = intent(MOVE_KEYS, event) {
-            return self.moved(*to, shared);
-        }
-        if let Some(key) = intent(K::own_keys(), event) {
-            if self.plan.is_none() {
-                return Step::close();
-            }
-            let step = K::on_own_key(self, *key, shared);
-            self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
-            return step;
-        }
-        let key = intent(keys::TARGET, event).or_else(|| intent(keys::GATE, event));
-        key.map_or_else(Step::default, |key| self.on_intent(*key, shared))
-    }
-
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        K::on_news(self, news, shared)
-    }
-
-    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        crate::app::plan_keys::fleet_changed(self.plan.as_mut(), change, shared)
-    }
-
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        if std::mem::take(&mut self.own_field) {
-            return K::on_input(self, text, shared);
-        }
-        crate::app::plan_keys::ack_input(self.plan.as_mut(), text, shared)
-    }
-
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        self.approved(approved, shared)
-    }
-
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
-    fn home(&self) -> Screen {
+    fn home() -> Screen {
         Screen::Cluster(K::HOME)
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        let view = PlanView::<K>::new(self.plan.as_ref(), shared.readonly, look);
+    fn draw(
+        module: &RolloutPlanModule<K>,
+        area: Rect,
+        buf: &mut Buffer,
+        shared: &Shared,
+        look: &Look,
+    ) {
+        let view = view::PlanView::<K>::new(module.plan.as_ref(), shared.readonly, look);
         (&view).render(area, buf);
     }
 }

@@ -2,14 +2,13 @@
 //! image the operator chose, the edits to the node order (replayed whenever the
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
-use crate::app::plan_screen::PlannedRollout;
-use crate::app::plan_screen::{PlanKind, RolloutPlan, RolloutPlanScreen, roles_of};
+use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
+use crate::app::plan_screen::{PlannedRollout, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::upgrade::plan::talos_targets;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
-    UpgradeOptions, UpgradePlan, plan_guards,
+    UpgradeOptions, UpgradePlan, chosen_talos_target, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
 
@@ -55,42 +54,12 @@ impl PlanKind for TalosOs {
     type Step = PlanStep;
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
 
-    /// The targets the CLI offers ([`talos_targets`]), the running minor's newest patch
-    /// first, from the releases learned at run time; a named one may be any release they or
-    /// the built-in table know (the version-path guard then says whether it may be taken).
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
         learned: &LearnedReleases,
     ) -> Result<(Vec<Version>, Version), String> {
-        let offered = talos_targets(status, false, learned);
-        let mut targets: Vec<Version> = offered.offered.into_iter().map(|o| o.version).collect();
-        targets.sort();
-        let Some(first) = targets.first().cloned() else {
-            return Err(format!(
-                "no Talos upgrade target is offered for {} (every node on the newest release, or versions unknown)",
-                status.name
-            ));
-        };
-        let Some(text) = named else {
-            return Ok((targets, offered.default.unwrap_or(first)));
-        };
-        let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
-        if !targets.contains(&wanted) {
-            let known = learned.releases.source_of(&wanted).is_some()
-                || crate::versions::is_known_talos_release(&wanted);
-            if !known {
-                let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
-                return Err(format!(
-                    "Talos {wanted} is not a known release (offered for {}: {})",
-                    status.name,
-                    list.join(", ")
-                ));
-            }
-            targets.push(wanted.clone());
-            targets.sort();
-        }
-        Ok((targets, wanted))
+        chosen_talos_target(status, named, learned)
     }
 
     fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> TalosSettings {

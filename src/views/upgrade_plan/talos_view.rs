@@ -4,11 +4,11 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
+use super::PlanPane;
 use super::talos::{PlanScreen, api_word};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::{StepState, TalosOs, UpgradePlan};
-use crate::views::plan::PlanPane;
 use crate::views::{Look, fit};
 
 static STEP_COLUMNS: &[Column] = &[

@@ -1,7 +1,7 @@
 //! The Kubernetes upgrade's part of the plan screen's update step: the removed-API count asked
 //! of the console once per (from, target) and folded back, and pre-pull making the plan again.
 //! Pure.
-use super::keys::{KUBERNETES, KubeKey};
+use super::keys::{KUBERNETES, KubeKey, RolloutKey};
 use super::kubernetes::KubePlanScreen;
 use super::{KUBE_PLAN, RemovedApisCounted, RolloutPlanModule, RolloutScreen};
 use crate::app::action::Effect;
@@ -19,7 +19,7 @@ impl RolloutScreen for Kubernetes {
     type Key = KubeKey;
     type Kept = ();
 
-    fn own_keys() -> &'static [Binding<KubeKey, ()>] {
+    fn own_keys() -> &'static [Binding<RolloutKey<KubeKey>, RolloutPlanModule<Self>>] {
         KUBERNETES
     }
 

@@ -4,14 +4,13 @@
 //! preserve and max-parallel making the plan again. Pure.
 use std::collections::BTreeMap;
 
-use super::keys::{TALOS, TalosKey};
+use super::keys::{RolloutKey, TALOS, TalosKey};
 use super::talos::{PlanEdit, PlanScreen};
-use super::{ReleasesLearned, RolloutPlanModule, RolloutScreen, TALOS_PLAN};
+use super::{PlanKind, ReleasesLearned, RolloutPlanModule, RolloutScreen, TALOS_PLAN};
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_keys::reread_guards;
-use crate::app::plan_screen::PlanKind;
 use crate::app::screen::Pane;
 use crate::app::screens::{Ask, ScreenName, ScreenNews, Shared, Step};
 use crate::upgrade::{Direction, LearnedReleases, StepState, TalosOs};
@@ -30,7 +29,7 @@ impl RolloutScreen for TalosOs {
     /// The Talos releases learned for each cluster; the built-in table until they arrive.
     type Kept = BTreeMap<String, LearnedReleases>;
 
-    fn own_keys() -> &'static [Binding<TalosKey, ()>] {
+    fn own_keys() -> &'static [Binding<RolloutKey<TalosKey>, RolloutPlanModule<Self>>] {
         TALOS
     }
 

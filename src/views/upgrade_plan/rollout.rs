@@ -1,0 +1,240 @@
+//! What a rollout's plan screen edits and shows beyond every plan's guards, whatever its kind:
+//! the targets, the plan made for the one chosen, the list with the keys, the selected step and
+//! the kind's settings; made again from live status, its guards the kind's with the refusal of a
+//! cluster Cluster API owns. Pure.
+use std::fmt::Debug;
+use std::ops::{Deref, DerefMut};
+
+use crate::app::plan_screen::{GuardReading, PlanGuards, PlanHolder, PlanSubject, PlannedRollout};
+use crate::approval::MutatingAction;
+use crate::capi::CapiOwner;
+use crate::fleet::ClusterStatus;
+use crate::upgrade::{
+    Guard, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned,
+};
+use crate::versions::Version;
+
+/// Which list of the plan screen has the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFocus {
+    Nodes,
+    Guards,
+}
+
+impl PlanFocus {
+    /// The list that gets the keys after `Tab`.
+    pub fn other(self) -> PlanFocus {
+        match self {
+            PlanFocus::Nodes => PlanFocus::Guards,
+            PlanFocus::Guards => PlanFocus::Nodes,
+        }
+    }
+}
+
+/// What a kind of rollout puts on the plan screen beyond what every plan has.
+pub trait PlanKind:
+    UpgradeKind<Plan: Debug + Clone + PartialEq + Eq + Send + Sync> + Debug + Clone
+{
+    /// The kind's own choices and findings (options, image, pre-pull, removed-API count).
+    type Settings: Debug + Clone + PartialEq + Eq + Send + Sync;
+    /// One row of the plan's step table.
+    type Step: Clone;
+    /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
+    const IN_PLACE: InPlaceUpgrade;
+
+    /// The offered targets (plus one named on the command line) and the one chosen, from the
+    /// `learned` releases (a kind that learns none ignores them).
+    fn targets_among(
+        status: &ClusterStatus,
+        named: Option<&str>,
+        learned: &LearnedReleases,
+    ) -> Result<(Vec<Version>, Version), String>;
+    fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> Self::Settings;
+    /// The plan from live status with the screen's settings (which a rebuild may adjust).
+    fn make_plan(
+        status: &ClusterStatus,
+        target: &Version,
+        settings: &mut Self::Settings,
+    ) -> Result<Self::Plan, String>;
+    fn steps(plan: &Self::Plan) -> &[Self::Step];
+    /// The key a step is selected by (kept across rebuilds).
+    fn step_key(index: usize, step: &Self::Step) -> String;
+    /// The selection after a rebuild, given the one before.
+    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String>;
+    /// Every guard of the plan over live status, as the console shows it (`acks`: those typed).
+    fn guards(
+        rollout: &RolloutPlan<Self>,
+        plan: &Self::Plan,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+        acks: &[String],
+    ) -> Vec<Guard>;
+    /// The acknowledgement still to type.
+    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
+        guards.missing_ack()
+    }
+    /// The acknowledgement the last line prompts for: only when no guard fails.
+    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
+        guards.ack_prompt()
+    }
+    /// A reason of the kind's own why its plan cannot start yet.
+    fn unready(_rollout: &RolloutPlan<Self>) -> Option<String> {
+        None
+    }
+    /// The target the dispatcher is asked to approve.
+    fn gate_target(rollout: &RolloutPlan<Self>) -> String;
+    /// The approval this plan's Start asks the dispatcher for.
+    fn gate(cluster: String, target: String) -> MutatingAction;
+    fn planned(plan: Self::Plan) -> PlannedRollout;
+    /// `?` on a step: its title and what happens to it.
+    fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
+}
+
+/// What a rollout's plan screen edits and shows beyond every plan's guards: the targets, the
+/// plan made for the one chosen, the list with the keys, the selected step, the kind's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutPlan<K: PlanKind> {
+    /// Only these may be chosen (plus one named explicitly).
+    pub targets: Vec<Version>,
+    pub target: Version,
+    /// The plan, or why none could be made (one line).
+    pub made: Result<K::Plan, String>,
+    pub focus: PlanFocus,
+    /// The selected step, by [`PlanKind::step_key`].
+    pub step: Option<String>,
+    pub settings: K::Settings,
+}
+
+/// The plan of a rollout of kind `K` on the one plan holder.
+pub type RolloutPlanScreen<K> = PlanHolder<RolloutPlan<K>>;
+
+impl<K: PlanKind> Deref for RolloutPlan<K> {
+    type Target = K::Settings;
+    fn deref(&self) -> &K::Settings {
+        &self.settings
+    }
+}
+
+impl<K: PlanKind> DerefMut for RolloutPlan<K> {
+    fn deref_mut(&mut self) -> &mut K::Settings {
+        &mut self.settings
+    }
+}
+
+impl<K: PlanKind> RolloutPlanScreen<K> {
+    /// [`RolloutPlan::open_among`] the built-in table's releases (no registry asked).
+    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
+        let table = LearnedReleases::built_in("no registry was asked");
+        RolloutPlan::open_among(status, target, &table)
+    }
+}
+
+impl<K: PlanKind> RolloutPlan<K> {
+    /// The plan for `status`, on `target` when given, else the one the kind offers first among
+    /// the `learned` releases, on the one plan holder. Errors are one line for the message line.
+    pub fn open_among(
+        status: &ClusterStatus,
+        target: Option<&str>,
+        learned: &LearnedReleases,
+    ) -> Result<RolloutPlanScreen<K>, String> {
+        let (targets, target) = K::targets_among(status, target, learned)?;
+        let mut rollout = RolloutPlan::<K> {
+            targets,
+            target,
+            made: Err(String::new()),
+            focus: PlanFocus::Nodes,
+            step: None,
+            settings: K::settings(status, learned),
+        };
+        rollout.rebuild(status);
+        Ok(PlanHolder::new(&status.name, rollout))
+    }
+
+    /// Makes the plan again from live status with the screen's settings.
+    pub fn rebuild(&mut self, status: &ClusterStatus) {
+        self.made = K::make_plan(status, &self.target, &mut self.settings);
+        let keys = self.step_keys();
+        self.step = K::reselect(self.step.take(), &keys);
+    }
+
+    fn step_keys(&self) -> Vec<String> {
+        let steps = self.steps();
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| K::step_key(i, s))
+            .collect()
+    }
+
+    pub fn steps(&self) -> &[K::Step] {
+        self.made.as_ref().map(K::steps).unwrap_or(&[])
+    }
+
+    pub fn steps_len(&self) -> usize {
+        self.steps().len()
+    }
+
+    /// Every guard of the plan made, with the refusal of a cluster Cluster API owns; none
+    /// without a plan.
+    pub fn guards(
+        &self,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+        capi: Option<&CapiOwner>,
+        acks: &[String],
+    ) -> Vec<Guard> {
+        let Ok(plan) = &self.made else {
+            return Vec::new();
+        };
+        let mut guards = K::guards(self, plan, status, other, acks);
+        guards.extend(capi_owned(capi, K::IN_PLACE));
+        guards
+    }
+
+    /// The index of the selected step.
+    pub fn step_index(&self) -> usize {
+        let keys = self.step_keys();
+        self.step
+            .as_ref()
+            .and_then(|key| keys.iter().position(|k| k == key))
+            .unwrap_or(0)
+    }
+
+    /// The target as the dispatcher and the journal name it.
+    pub fn target_text(&self) -> String {
+        K::gate_target(self)
+    }
+}
+
+impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
+    fn unready(&self) -> Option<String> {
+        match &self.made {
+            Err(e) => Some(e.clone()),
+            Ok(_) => K::unready(self),
+        }
+    }
+
+    fn evaluate(&mut self, _: &str, reading: &GuardReading<'_>, acks: &[String]) -> Vec<Guard> {
+        let Some(live) = reading.live else {
+            return Vec::new();
+        };
+        let other = reading.other_rollout();
+        self.guards(&live.status, other.as_ref(), reading.capi_owner, acks)
+    }
+
+    fn approval(&self, cluster: &str) -> Option<MutatingAction> {
+        Some(K::gate(cluster.to_string(), self.target_text()))
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.focus == PlanFocus::Guards
+    }
+
+    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        K::missing_ack(guards)
+    }
+
+    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        K::ack_prompt(guards)
+    }
+}
