@@ -116,15 +116,19 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// The tokio runtime a command runs on, or the stop that says it could not start. Two
+/// The tokio runtime a command runs on (and the benchmarks, to measure what runs). Two
 /// workers: these are 2-core machines and the console's IO is light.
-fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| {
-            let why = format!("cannot start the async runtime: {e}");
-            exit::Stop(exit::EXIT_BLOCKED, why)
-        })
+}
+
+/// The [`runtime`], or the stop that says it could not start.
+fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
+    runtime().map_err(|e| {
+        let why = format!("cannot start the async runtime: {e}");
+        exit::Stop(exit::EXIT_BLOCKED, why)
+    })
 }
