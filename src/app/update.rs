@@ -255,9 +255,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             on_fleet_event(state, event);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
-        AppEvent::Progress(kind, event) if super::shell::follower(state, kind).is_some() => {
-            return super::shell::on_progress(state, kind, event);
-        }
         AppEvent::Progress(kind, event) => {
             return super::update_progress::on_event(state, kind, event);
         }

@@ -35,42 +35,36 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     progress.timeout = run.timeout();
     match run {
         ActionRun::Node(_) => progress.subject_kind = "Node".into(),
-        ActionRun::CapiScale(_) => progress.subject_kind = "Machines".into(),
+        ActionRun::Etcd(plan) => progress.steps = runner_events::etcd_steps(plan),
+        ActionRun::CapiUpgrade(plan) => {
+            progress.steps = runner_events::capi_upgrade_steps(plan);
+            (progress.steps_word, progress.steps_title) = ("phases".into(), "Phases".into());
+        }
+        ActionRun::Provision(plan) => {
+            let (cluster, provider) = (&plan.cluster, &plan.provider);
+            let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
+            vms.shape(&mut progress);
+        }
+        ActionRun::CapiScale(scale) => {
+            progress.subject_kind = "Machines".into();
+            let (tally, checks) = runner_events::scale_start(&scale.plan);
+            (progress.tally, progress.checks) = (Some(tally), checks);
+        }
+        ActionRun::Upgrade(plan) => rollout_steps(&mut progress, &plan.steps()),
+        ActionRun::Create(plan) => {
+            progress.steps = runner_events::create_steps();
+            progress.steps_word = "phases".into();
+            progress.steps_title = format!("Create of {}", plan.cluster);
+            // Opened from the fleet, where Esc leads back (the new cluster shows there).
+            state.actions.back = Some(Screen::Fleet);
+        }
+        ActionRun::ConfigPatch(plan) => {
+            progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
+            progress.step_timeout =
+                Some(crate::node_actions::NodeActionOptions::console().node_timeout);
+            (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
+        }
         _ => {}
-    }
-    if let ActionRun::Etcd(plan) = run {
-        progress.steps = runner_events::etcd_steps(plan);
-    }
-    if let ActionRun::CapiUpgrade(plan) = run {
-        progress.steps = runner_events::capi_upgrade_steps(plan);
-        progress.steps_word = "phases".into();
-        progress.steps_title = "Phases".into();
-    }
-    if let ActionRun::Provision(plan) = run {
-        let (cluster, provider) = (&plan.cluster, &plan.provider);
-        let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
-        vms.shape(&mut progress);
-    }
-    if let ActionRun::CapiScale(scale) = run {
-        let (tally, checks) = runner_events::scale_start(&scale.plan);
-        progress.tally = Some(tally);
-        progress.checks = checks;
-    }
-    if let ActionRun::Upgrade(plan) = run {
-        rollout_steps(&mut progress, &plan.steps());
-    }
-    if let ActionRun::Create(plan) = run {
-        progress.steps = runner_events::create_steps();
-        progress.steps_word = "phases".into();
-        progress.steps_title = format!("Create of {}", plan.cluster);
-        // Opened from the fleet, where Esc leads back (the new cluster shows there).
-        state.actions.back = Some(Screen::Fleet);
-    }
-    if let ActionRun::ConfigPatch(plan) = run {
-        progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
-        progress.step_timeout =
-            Some(crate::node_actions::NodeActionOptions::console().node_timeout);
-        (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
     }
     state.actions.progress = Some(progress);
     state.progress_scroll = Default::default();
