@@ -250,8 +250,7 @@ impl CreateScreen {
         };
         match key {
             CreateKey::Gate(key) => {
-                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
-                let step = gate_step(w, key, page, shared.readonly);
+                let step = gate_step(w, key, shared.page(), shared.readonly);
                 if matches!(step.ask, Some(Ask::Input { .. })) {
                     self.typing = Some(Typing::Acknowledgement);
                 }
