@@ -315,7 +315,8 @@ fn progress_asking_a_fingerprint() {
 #[test]
 fn progress_done() {
     let mut s = running();
-    key(&mut s, KeyCode::Char('y'));
+    // `y` on the one progress screen.
+    update(&mut s, Action::Answer(true));
     let phase = |phase, state| LifecycleEvent::Phase { phase, state };
     for (i, p) in CreatePhase::ALL.iter().enumerate().skip(2) {
         run(

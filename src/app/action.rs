@@ -92,6 +92,8 @@ pub enum Action {
     OpenActions,
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
+    /// Progress screen: `y` (true) or `n` to the question the running operation asks.
+    Answer(bool),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
     /// Bring a screen module on top with a word naming what to show (`d` in node detail:
@@ -173,6 +175,13 @@ pub enum Effect {
     CancelAction,
     /// Hold the running upgrade after its current step (`true`), or let it go on.
     HoldAction(bool),
+    /// The operator's answer to question `id` of the operation running on `cluster` (a
+    /// create's maintenance certificate fingerprint: `trust` it or not).
+    AnswerAction {
+        cluster: String,
+        id: u64,
+        trust: bool,
+    },
     /// A screen module's IO, reported back as `AppEvent::Screen`.
     Screen(super::screen_io::ScreenTask),
 }

@@ -115,7 +115,7 @@ static CLUSTERS: &[Binding] = &[
 static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"), "every certificate of every cluster, soonest end first, with its fix (:certs)")];
 
 #[rustfmt::skip]
-static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the create running here)")];
+static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the operation running here)")];
 
 #[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];

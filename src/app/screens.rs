@@ -20,8 +20,6 @@ use crate::clock::Zone;
 use crate::config::Config;
 use crate::discovery::Cluster;
 use crate::fleet::{FleetModel, NodeStatus};
-use crate::operation::OperationKind;
-use crate::operation::progress::ProgressEvent;
 use crate::tui::Look;
 
 /// What a screen reads of the console around it: lent for one call, never owned.
@@ -213,14 +211,6 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     /// when no plan of its own asked for it.
     fn on_approved(&mut self, _approved: &ApprovedAction, _shared: &Shared) -> Option<Step> {
         None
-    }
-    /// Whether it follows the runs of operations of `kind` (their progress events are its).
-    fn follows(&self, _kind: OperationKind) -> bool {
-        false
-    }
-    /// A progress event of a run it follows.
-    fn on_progress(&mut self, _event: ProgressEvent, _shared: &Shared) -> Step {
-        Step::default()
     }
     /// What quitting asks first while its work runs (y/N).
     fn quit_question(&self) -> Option<String> {

@@ -9,8 +9,6 @@ use super::screen::Screen;
 use super::screens::{Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
-use crate::operation::OperationKind;
-use crate::operation::progress::ProgressEvent;
 
 /// What the screen modules are lent of `state`.
 pub fn shared(state: &AppState) -> Shared<'_> {
@@ -167,26 +165,6 @@ pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -
         }
         Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
     }
-}
-
-/// The module that follows runs of `kind`, if one does.
-pub fn follower(state: &AppState, kind: OperationKind) -> Option<ScreenName> {
-    state
-        .screens
-        .iter()
-        .find(|m| m.follows(kind))
-        .map(|m| m.name())
-}
-
-/// A progress event of a run of `kind` a module follows.
-pub fn on_progress(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
-    let Some(name) = follower(state, kind) else {
-        return Vec::new();
-    };
-    let step = lent(state, |screens, shared| {
-        screens.get_mut(name).map(|m| m.on_progress(event, shared))
-    });
-    step.map_or_else(Vec::new, |step| finish(state, name, step))
 }
 
 /// What quitting asks first while a module's work runs.

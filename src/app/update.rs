@@ -10,6 +10,7 @@ use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
+use crate::operation::OperationKind;
 use crate::upgrade::InPlaceUpgrade;
 
 /// What one action did: effects for the loop, and whether anything visible
@@ -122,6 +123,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 approved.action(),
                 crate::approval::MutatingAction::CapiUpgrade { .. }
                     | crate::approval::MutatingAction::ConfigPatch { .. }
+                    | crate::approval::MutatingAction::CreateCluster { .. }
             ) =>
         {
             if state.actions.running() {
@@ -131,17 +133,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 );
             }
             return super::update_actions::on_approved(state, approved);
-        }
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
-                crate::approval::MutatingAction::CreateCluster { .. }
-            ) =>
-        {
-            return super::shell::on_approved(state, &approved).unwrap_or_else(|| {
-                let why = "the plan was closed or changed before it was confirmed";
-                super::action::not_run(&approved, why)
-            });
         }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -186,6 +177,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         Vec::new()
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
+                    // A create runs on the one runner: while anything runs, its progress.
+                    Action::Open("create") if super::update_actions::shows_running(state) => {
+                        Vec::new()
+                    }
                     Action::Open(name) => super::shell::open(state, name),
                     Action::OpenWith(name, word) => {
                         super::shell::open_with(state, name, vec![word.into()])
@@ -200,33 +195,34 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Quits, unless a rollout or provision runs here: then asks first (y/N),
-/// saying what becomes of it.
+/// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
     if let Some(question) = super::shell::quit_question(state) {
         state.message = Some(Message::warn(question.clone()));
         state.quit_question = Some(question);
         return Vec::new();
     }
-    let rollout = super::update_progress::rollout_running(state);
-    let what = match (rollout, provision::running(state)) {
-        (false, false) if state.actions.running() => {
-            let question =
-                "a node, etcd or delete action is running and stops with taloscope; quit? y/N";
-            state.message = Some(Message::warn(question));
-            state.quit_question = Some(question.to_string());
-            return Vec::new();
-        }
-        (false, false) => return vec![Effect::Quit],
-        (true, _) => "a rollout",
-        (false, true) => "a provision",
+    let running = state.actions.progress.as_ref().filter(|p| p.running());
+    let Some(kind) = running.map(|p| p.kind) else {
+        return vec![Effect::Quit];
     };
-    let question = if state.demo_fleet {
-        format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
-    } else if rollout {
-        format!("{what} is running; the journal resumes it next time; quit? y/N")
-    } else {
-        format!("{what} is running; VMs still joining are followed next time; quit? y/N")
+    let rollout = matches!(
+        kind,
+        OperationKind::TalosUpgrade | OperationKind::KubernetesUpgrade
+    );
+    let what = if rollout { "a rollout" } else { "a provision" };
+    let question = match kind {
+        _ if (rollout || kind == OperationKind::Provision) && state.demo_fleet => {
+            format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
+        }
+        _ if rollout => format!("{what} is running; the journal resumes it next time; quit? y/N"),
+        OperationKind::Provision => {
+            format!("{what} is running; VMs still joining are followed next time; quit? y/N")
+        }
+        OperationKind::Create => {
+            "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".into()
+        }
+        _ => "a node, etcd or delete action is running and stops with taloscope; quit? y/N".into(),
     };
     state.message = Some(Message::warn(question.clone()));
     state.quit_question = Some(question);
@@ -259,9 +255,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             on_fleet_event(state, event);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
-        AppEvent::Progress(kind, event) if super::shell::follower(state, kind).is_some() => {
-            return super::shell::on_progress(state, kind, event);
-        }
         AppEvent::Progress(kind, event) => {
             return super::update_progress::on_event(state, kind, event);
         }

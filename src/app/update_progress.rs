@@ -1,9 +1,10 @@
 //! The progress of the operation run from this console, in the update step: the approved run
 //! starts it (its subjects' kind, timeout, cancel rule, a scale's tally, a CAPI-way upgrade's
-//! phases, an upgrade's nodes), a journal an upgrade left shows it interrupted, each
-//! progress event folds into it, its end asks for what changed to be read again, and its keys
-//! (Esc back while it goes on, `c` cancels after the current step, Space pauses an upgrade
-//! after it and `r` resumes it, or resumes the journal's). Pure.
+//! phases, an upgrade's nodes, a create's phases), a journal an upgrade left shows it
+//! interrupted, each progress event folds into it, its end asks for what changed to be read
+//! again, and its keys (Esc back while it goes on, `c` cancels after the current step, Space
+//! pauses an upgrade after it and `r` resumes it, or resumes the journal's, `y` / `n` answer
+//! what it asks). Pure.
 use super::action::{Action, Effect, PollerCommand};
 use super::actions::ActionRun;
 use super::message::Message;
@@ -18,9 +19,9 @@ use crate::upgrade::{RolloutInProgress, RunOptions};
 /// The progress of `run`, approved as `approved`, named `what`, starting now.
 pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, what: &str) {
     let cluster = approved.action().cluster();
-    // A delete's words name its cluster already.
+    // A delete's and a create's words name its cluster already.
     let headline = match run {
-        ActionRun::Delete(_) | ActionRun::Provision(_) => what.to_string(),
+        ActionRun::Delete(_) | ActionRun::Provision(_) | ActionRun::Create(_) => what.to_string(),
         _ => format!("{what} in {cluster}"),
     };
     // A CAPI fix is followed until its finding clears, with no stop between its steps.
@@ -34,35 +35,36 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     progress.timeout = run.timeout();
     match run {
         ActionRun::Node(_) => progress.subject_kind = "Node".into(),
-        ActionRun::CapiScale(_) => progress.subject_kind = "Machines".into(),
+        ActionRun::Etcd(plan) => progress.steps = runner_events::etcd_steps(plan),
+        ActionRun::CapiUpgrade(plan) => {
+            progress.steps = runner_events::capi_upgrade_steps(plan);
+            (progress.steps_word, progress.steps_title) = ("phases".into(), "Phases".into());
+        }
+        ActionRun::Provision(plan) => {
+            let (cluster, provider) = (&plan.cluster, &plan.provider);
+            let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
+            vms.shape(&mut progress);
+        }
+        ActionRun::CapiScale(scale) => {
+            progress.subject_kind = "Machines".into();
+            let (tally, checks) = runner_events::scale_start(&scale.plan);
+            (progress.tally, progress.checks) = (Some(tally), checks);
+        }
+        ActionRun::Upgrade(plan) => rollout_steps(&mut progress, &plan.steps()),
+        ActionRun::Create(plan) => {
+            progress.steps = runner_events::create_steps();
+            progress.steps_word = "phases".into();
+            progress.steps_title = format!("Create of {}", plan.cluster);
+            // Opened from the fleet, where Esc leads back (the new cluster shows there).
+            state.actions.back = Some(Screen::Fleet);
+        }
+        ActionRun::ConfigPatch(plan) => {
+            progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
+            progress.step_timeout =
+                Some(crate::node_actions::NodeActionOptions::console().node_timeout);
+            (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
+        }
         _ => {}
-    }
-    if let ActionRun::Etcd(plan) = run {
-        progress.steps = runner_events::etcd_steps(plan);
-    }
-    if let ActionRun::CapiUpgrade(plan) = run {
-        progress.steps = runner_events::capi_upgrade_steps(plan);
-        progress.steps_word = "phases".into();
-        progress.steps_title = "Phases".into();
-    }
-    if let ActionRun::Provision(plan) = run {
-        let (cluster, provider) = (&plan.cluster, &plan.provider);
-        let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
-        vms.shape(&mut progress);
-    }
-    if let ActionRun::CapiScale(scale) = run {
-        let (tally, checks) = runner_events::scale_start(&scale.plan);
-        progress.tally = Some(tally);
-        progress.checks = checks;
-    }
-    if let ActionRun::Upgrade(plan) = run {
-        rollout_steps(&mut progress, &plan.steps());
-    }
-    if let ActionRun::ConfigPatch(plan) = run {
-        progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
-        progress.step_timeout =
-            Some(crate::node_actions::NodeActionOptions::console().node_timeout);
-        (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
     }
     state.actions.progress = Some(progress);
     state.progress_scroll = Default::default();
@@ -224,9 +226,10 @@ fn resume(state: &mut AppState) -> Vec<Effect> {
     Vec::new()
 }
 
-/// One event of the running operation of `kind` (a create's progress is the create screen's,
-/// `views::create`); its end reads again what it changed: discovery after a delete (its
-/// contexts are gone), the management cluster after a scale or a CAPI-way upgrade.
+/// One event of the running operation of `kind`; its end reads again what it changed:
+/// discovery after a delete (its contexts are gone) or a create that wrote its contexts (the
+/// fleet shows the new cluster at once), the management cluster after a scale or a CAPI-way
+/// upgrade.
 pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
     let now = state.wall_clock;
     let Some(progress) = state.actions.progress.as_mut().filter(|p| p.kind == kind) else {
@@ -249,6 +252,10 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
     let line = progress.lines.back().cloned().unwrap_or_default();
     let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
     let said = match result {
+        Ok(_) if kind == OperationKind::Create => Message::info(format!(
+            "{} is up; its contexts are written (reloading the fleet)",
+            progress.cluster
+        )),
         Ok(_) => Message::info(format!("{}: {line}", progress.what)),
         Err(_) => Message::error(format!("{}: {line}", progress.what)),
     };
@@ -264,6 +271,7 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
             }
             vec![Effect::ReloadDiscovery]
         }
+        OperationKind::Create if result.is_ok() => vec![Effect::ReloadDiscovery],
         OperationKind::Scale | OperationKind::CapiUpgrade => {
             vec![Effect::Poller(PollerCommand::RefreshAll)]
         }
@@ -303,6 +311,28 @@ fn cancel(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::CancelAction]
 }
 
+/// `y` / `n` to the question the run asks (a create's maintenance certificate fingerprint):
+/// the answer goes to its run, which applies the VM's config or stops before it.
+fn answer(state: &mut AppState, trust: bool) -> Vec<Effect> {
+    let now = state.wall_clock;
+    let asked = (state.actions.progress.as_mut()).and_then(|p| Some((p.asking.take()?, p)));
+    let Some((ask, progress)) = asked else {
+        state.message = Some(Message::info("no fingerprint waits for an answer"));
+        return Vec::new();
+    };
+    let answer = if trust { "confirmed" } else { "refused" };
+    progress.say(
+        now,
+        format!("{}: maintenance certificate {answer}", ask.about),
+    );
+    state.message = Some(Message::info(format!(
+        "{}: its maintenance certificate {answer}",
+        ask.about
+    )));
+    let (cluster, id) = (progress.cluster.clone(), ask.id);
+    vec![Effect::AnswerAction { cluster, id, trust }]
+}
+
 /// `x` on the progress: the action it offers (a failed VM's terminate) through the dispatcher.
 fn take_offer(state: &mut AppState) -> Vec<Effect> {
     let offer = state
@@ -321,7 +351,8 @@ fn take_offer(state: &mut AppState) -> Vec<Effect> {
 
 /// Keys on the progress: Tab and the move keys scroll its steps and lines, Esc back (the
 /// operation goes on), `c` cancels it after its current step, Space pauses an upgrade and `r`
-/// resumes it, `x` takes the action it offers, help, the command line.
+/// resumes it, `y` / `n` answer its question, `x` takes the action it offers, help, the
+/// command line.
 pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
     let page = state.page();
     if let Some(p) = &state.actions.progress {
@@ -335,6 +366,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::CancelAction => return cancel(state),
+        Action::Answer(trust) => return answer(state, trust),
         Action::Provision(super::provision::ProvisionKey::Terminate) => return take_offer(state),
         Action::PauseRollout => return pause(state),
         Action::ResumeRollout => return resume(state),

@@ -106,15 +106,6 @@ fn provision_of<'a>(state: &'a AppState, cluster: &str) -> Option<&'a OperationP
     })
 }
 
-/// Whether a provision runs here (quitting asks first: its VMs are followed again on restart).
-pub fn running(state: &AppState) -> bool {
-    state
-        .actions
-        .progress
-        .as_ref()
-        .is_some_and(|p| p.kind == OperationKind::Provision && p.running())
-}
-
 /// The one progress screen, for `cluster`; Esc leads back to its nodes.
 fn show_progress(state: &mut AppState, cluster: &str) {
     state.current = Some(cluster.to_string());

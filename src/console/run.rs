@@ -336,6 +336,9 @@ fn perform(
             None
         }
         Effect::HoldAction(hold) => console.hold_action(hold),
+        Effect::AnswerAction { cluster, id, trust } => {
+            super::run_create::answer(console, &cluster, (id, trust))
+        }
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -359,7 +362,7 @@ fn perform(
                 super::read_plans::cluster_plan(console, read.clone(), app_tx);
             }
             if let Some(create) = task.get::<crate::views::create::CreateTask>() {
-                return super::run_create::perform(console, create.clone(), app_tx);
+                super::run_create::perform(console, create.clone(), app_tx);
             }
             if let Some(task) = task.get::<crate::views::config::ConfigTask>() {
                 return super::run_config::perform(&console.state, task, app_tx);

@@ -1,6 +1,7 @@
 //! Create IO from the event loop besides its run (on the console's one runner,
 //! `run_operation`): the journals of killed creates read, the plan and guards made by the CLI's
-//! own functions, and the operator's answers to the run's fingerprint questions passed on.
+//! own functions, and the operator's answers to the run's fingerprint questions (`y` / `n` on
+//! the one progress screen) passed on.
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,12 +51,8 @@ impl Default for CreateRuns {
     }
 }
 
-/// Runs one create task; what comes back is fed to update.
-pub(super) fn perform(
-    console: &mut Console,
-    task: CreateTask,
-    app: &mpsc::Sender<AppEvent>,
-) -> Option<Action> {
+/// Runs one create task; what comes back is fed to update as the screen's news.
+pub(super) fn perform(console: &Console, task: CreateTask, app: &mpsc::Sender<AppEvent>) {
     let state_dir = console.paths.state_dir.clone();
     match task {
         CreateTask::ReadUnfinished => super::answer(app, NAME, async move {
@@ -79,18 +76,20 @@ pub(super) fn perform(
                 CreateNews::Planned { asked, result }
             });
         }
-        CreateTask::Answer { cluster, id, trust } => {
-            let sent = console
-                .creates
-                .answers
-                .get(&cluster)
-                .is_some_and(|tx| tx.try_send((id, trust)).is_ok());
-            if !sent {
-                return Some(Action::Notify(crate::app::message::Message::warn(format!(
-                    "the create of {cluster} no longer waits for that answer"
-                ))));
-            }
-        }
     }
-    None
+}
+
+/// The operator's answer to a fingerprint question of the create of `cluster`, passed on to
+/// its run; a warning when the run no longer waits for it.
+pub(super) fn answer(
+    console: &Console,
+    cluster: &str,
+    answer: FingerprintAnswer,
+) -> Option<Action> {
+    let sent = (console.creates.answers.get(cluster)).is_some_and(|tx| tx.try_send(answer).is_ok());
+    (!sent).then(|| {
+        Action::Notify(crate::app::message::Message::warn(format!(
+            "the create of {cluster} no longer waits for that answer"
+        )))
+    })
 }

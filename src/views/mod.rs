@@ -111,12 +111,13 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
-        Screen::Action => {
-            let empty = "No node or etcd action from this console yet (a on a pane).";
-            let progress = state.actions.progress.as_ref();
-            let view = progress::ProgressView::new(progress, state.wall_clock, look, empty);
-            (&view.scrolled(state.progress_scroll)).render(body, buf)
-        }
+        Screen::Action => (&progress::ProgressView {
+            progress: state.actions.progress.as_ref(),
+            clock: state.wall_clock,
+            look,
+            scroll: state.progress_scroll,
+        })
+            .render(body, buf),
         Screen::Module(name) => {
             if let Some(module) = state.screens.get(name) {
                 module.draw(body, buf, &crate::app::shell::shared(state), look);

@@ -1,6 +1,5 @@
-//! The create screen's keys, by stage: the wizard's fields, the plan with its guards, and the
-//! progress screen's fingerprint answers (`n` on the fleet opens it: the shell's table; the
-//! move keys, `:`, `?` and quit are shared).
+//! The create screen's keys, by stage: the wizard's fields and the plan with its guards (`n`
+//! on the fleet opens it: the shell's table; the move keys, `:`, `?` and quit are shared).
 use super::{CreateScreen, CreateStage};
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::plan_keys::GateKey;
@@ -18,10 +17,6 @@ pub(super) enum CreateKey {
     MakePlan,
     /// A key of the plan screens' one gate.
     Gate(GateKey),
-    /// The maintenance certificate fingerprint asked about is the one expected.
-    Trust,
-    /// It is not: the run stops before applying any config to it.
-    Distrust,
     Back,
 }
 
@@ -46,23 +41,10 @@ static PLAN: &[CreateBinding] = &[
     bind(&[Key::ESC], CreateKey::Back, "back to the request").footer("back"),
 ];
 
-#[rustfmt::skip]
-static PROGRESS: &[CreateBinding] = &[
-    bind(&[Key::char('y')], CreateKey::Trust, "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(asking_trust),
-    bind(&[Key::char('n')], CreateKey::Distrust, "it is not: the run stops before applying any config to it").footer("refuse").offered(asking_trust),
-    bind(&[Key::ESC], CreateKey::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
-];
-
 /// The keys of `stage`.
 pub(super) fn of(stage: CreateStage) -> &'static [CreateBinding] {
     match stage {
         CreateStage::Form => WIZARD,
         CreateStage::Plan => PLAN,
-        CreateStage::Progress => PROGRESS,
     }
-}
-
-/// The run asks whether the maintenance certificate shown is the VM's.
-fn asking_trust(screen: &CreateScreen) -> bool {
-    screen.progress.as_ref().is_some_and(|p| p.asking.is_some())
 }

@@ -1,13 +1,12 @@
-//! The create screen (`n` on the fleet): the new cluster's request, the plan the
-//! CLI's own planner makes of it with its guards, and the progress of the run started here
-//! (the maintenance fingerprints it asks about answered with `y` / `n`). The request in
-//! `wizard`, the keys in `keys`, the pure update step (the screen module's side) in `update`,
-//! the drawing in `view`; the console reads the journals and plans (`console::run_create`)
-//! and runs the approved create on its one runner.
+//! The create screen (`n` on the fleet): the new cluster's request and the plan the CLI's own
+//! planner makes of it with its guards; the approved create runs on the console's one runner
+//! and shows on the one progress screen (where `y` / `n` answer the maintenance fingerprints
+//! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (the
+//! screen module's side) in `update`, the drawing in `view`; the console reads the journals
+//! and plans (`console::run_create`).
 use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
-use crate::operation::progress::OperationProgress;
 
 mod keys;
 mod plan;
@@ -26,7 +25,6 @@ pub enum CreateStage {
     #[default]
     Form,
     Plan,
-    Progress,
 }
 
 /// What the input line the screen opened holds.
@@ -38,22 +36,12 @@ enum Typing {
     Acknowledgement,
 }
 
-/// Everything about creating clusters in the console: the wizard, which part shows, and the
-/// create run started here as its runner's events built it.
+/// The create screen's state: the wizard, and which part of it shows.
 #[derive(Debug, Clone, Default)]
 pub struct CreateScreen {
     pub wizard: Option<CreateWizard>,
     pub stage: CreateStage,
-    pub progress: Option<OperationProgress>,
     typing: Option<Typing>,
-}
-
-impl CreateScreen {
-    pub fn running(&self) -> bool {
-        self.progress
-            .as_ref()
-            .is_some_and(OperationProgress::running)
-    }
 }
 
 /// IO the screen asks of the console.
@@ -65,12 +53,6 @@ pub enum CreateTask {
     Plan {
         asked: u64,
         request: Box<CreateRequest>,
-    },
-    /// The operator's answer to fingerprint question `id`.
-    Answer {
-        cluster: String,
-        id: u64,
-        trust: bool,
     },
 }
 

@@ -293,8 +293,9 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::Create(_))),
         "{effects:?}"
     );
-    assert_eq!(screen(&s).stage, CreateStage::Progress);
-    assert!(screen(&s).running());
+    assert_eq!(s.screen, Screen::Action, "the one progress screen");
+    assert!(screen(&s).wizard.is_none(), "the wizard closed");
+    assert!(s.actions.running());
     // The runner's events at `at`, as the console's runner tells them.
     let run = |s: &mut AppState, events: Vec<ProgressEvent>, at| {
         act(s, Action::Event(AppEvent::Tick(at)));
@@ -317,14 +318,21 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
         107,
     );
-    let row = &screen(&s).progress.as_ref().unwrap().steps[0];
+    let row = &s.actions.progress.as_ref().unwrap().steps[0];
     assert_eq!((row.started, row.ended), (Some(100), Some(107)));
     // A fingerprint question: y confirms it to the run.
     let ask = runner_events::fingerprint_question(1, "lab-controlplane-1", "127.0.0.1", "ab:cd");
     run(&mut s, vec![ask], 108);
     let effects = key(&mut s, 'y');
     assert!(
-        matches!(effects.as_slice(), [e] if matches!(task_of(e), Some(CreateTask::Answer { id: 1, trust: true, .. }))),
+        matches!(
+            effects.as_slice(),
+            [Effect::AnswerAction {
+                id: 1,
+                trust: true,
+                ..
+            }]
+        ),
         "{effects:?}"
     );
     assert!(key(&mut s, 'y').is_empty(), "answered once");
@@ -344,7 +352,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"
     );
-    let p = screen(&s).progress.as_ref().unwrap();
+    let p = s.actions.progress.as_ref().unwrap();
     assert!(!p.running());
     assert!(
         matches!(&p.outcome, Some(Ok(up)) if up.starts_with("lab is up")),
@@ -356,8 +364,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
 #[test]
 fn quitting_while_a_create_runs_asks_first() {
     let mut s = wizard();
-    let screen: &mut CreateScreen = s.screens.find_mut().expect("the create screen");
-    screen.progress = Some(crate::operation::progress::OperationProgress::start(
+    s.actions.progress = Some(crate::operation::progress::OperationProgress::start(
         crate::operation::OperationKind::Create,
         "lab",
         "create",

@@ -1,8 +1,8 @@
 //! The create screen as a screen module, and its update step: the wizard's fields, the plan
 //! asked of the CLI's own planner, Start, the acknowledgement and the dispatcher's approval
-//! through the plan screens' one gate (`app::plan_keys::gate_step`), the fingerprint answers, and the
-//! runner's events folded into the progress; an unfinished create's journal fills the wizard
-//! so its run resumes. Pure: IO is asked for as screen tasks and answered as news.
+//! through the plan screens' one gate (`app::plan_keys`), the approved run handed to the one
+//! runner and its one progress screen; an unfinished create's journal fills the wizard so its
+//! run resumes. Pure: IO is asked for as screen tasks and answered as news.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -17,14 +17,12 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{KeyLine, MOVE_KEYS, Move, intent, key_lines};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval};
-use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
+use crate::app::plan_screen::{AskedPlan, PlanGuards};
 use crate::app::screens::{Ask, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
 use crate::guards::Guard;
-use crate::operation::progress::{OperationProgress, ProgressEvent};
-use crate::operation::{OperationKind, runner_events};
 use crate::tui::Look;
 
 /// What the input line says while a field's value is typed.
@@ -43,31 +41,21 @@ impl ScreenModule for CreateScreen {
         match self.stage {
             CreateStage::Form => "Create a cluster (n on the fleet)",
             CreateStage::Plan => "Create plan and guards",
-            CreateStage::Progress => "Create progress",
         }
     }
 
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = key_lines(keys::of(self.stage), self);
-        if self.stage != CreateStage::Progress {
-            lines.extend(key_lines(MOVE_KEYS, &()));
-        }
+        lines.extend(key_lines(MOVE_KEYS, &()));
         lines
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        let moves = self.stage != CreateStage::Progress && intent(MOVE_KEYS, event).is_some();
-        moves || intent(keys::of(self.stage), event).is_some()
+        intent(MOVE_KEYS, event).is_some() || intent(keys::of(self.stage), event).is_some()
     }
 
-    /// `n` on the fleet: the create running here, else a new wizard (the journals of killed
-    /// runs are read for it).
+    /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        if self.running() {
-            self.stage = CreateStage::Progress;
-            let text = "a create is running here; its progress";
-            return Ok(Step::message(Message::info(text)));
-        }
         let providers: Vec<String> = shared.config.providers.keys().cloned().collect();
         let message = providers.is_empty().then(|| {
             Message::error(format!(
@@ -87,7 +75,6 @@ impl ScreenModule for CreateScreen {
         match (intent(keys::of(self.stage), event), self.stage) {
             (Some(key), CreateStage::Form) => self.on_form(*key),
             (Some(key), CreateStage::Plan) => self.on_plan(*key, shared),
-            (Some(key), CreateStage::Progress) => self.on_progress_key(*key, shared),
             (None, _) => match intent(MOVE_KEYS, event) {
                 Some(to) => self.on_move(*to, shared),
                 None => Step::default(),
@@ -118,104 +105,24 @@ impl ScreenModule for CreateScreen {
     }
 
     /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
-    /// still allow it. `None` for any other action.
+    /// still allow it (the one gate's rule), the wizard closed for its progress. `None` for
+    /// any other action.
     fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         if !matches!(approved.action(), MutatingAction::CreateCluster { .. }) {
             return None;
         }
-        let shown = (self.wizard.as_ref()).filter(|_| self.stage == CreateStage::Plan);
-        let shown = shown.map(|w| w as &dyn GuardedPlan);
-        if let Some(refused) = refused_approval(shown, approved) {
-            return Some(refused);
+        let stage = self.stage;
+        let shown = self.wizard.as_mut().filter(|_| stage == CreateStage::Plan);
+        let step = approved_step(shown, approved, shared, |w| {
+            let plan = w
+                .ready_plan()
+                .ok_or_else(|| "the plan is not ready".to_string())?;
+            Ok(ActionRun::Create(Box::new(plan.clone())))
+        });
+        if step.close {
+            (self.wizard, self.stage) = (None, CreateStage::Form);
         }
-        let Some((w, Some(plan))) = self.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
-            return Some(Step::default());
-        };
-        let plan = Box::new(plan.clone());
-        let acks = w.guards.acks.clone();
-        let resumed = (w.resuming.as_ref()).is_some_and(|u| u.cluster == plan.cluster);
-        let what = plan.action().describe();
-        let headline = if resumed {
-            format!("{what} (resumed)")
-        } else {
-            what.clone()
-        };
-        let (kind, now) = (OperationKind::Create, shared.wall_clock);
-        let mut progress =
-            OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
-        progress.steps = runner_events::create_steps();
-        progress.steps_word = "phases".into();
-        progress.steps_title = format!("Create of {}", plan.cluster);
-        if resumed {
-            progress.say(now, "resuming the run its journal records".into());
-        }
-        self.progress = Some(progress);
-        self.wizard = None;
-        self.stage = CreateStage::Progress;
-        Some(Step::effects(vec![Effect::RunAction {
-            approved: approved.clone(),
-            run: Box::new(ActionRun::Create(plan)),
-            acks,
-        }]))
-    }
-
-    fn follows(&self, kind: OperationKind) -> bool {
-        kind == OperationKind::Create
-    }
-
-    /// One event of the create run here; a create that ended with its contexts written has
-    /// discovery run again, so the fleet shows the new cluster at once.
-    fn on_progress(&mut self, event: ProgressEvent, shared: &Shared) -> Step {
-        let Some(progress) = self.progress.as_mut() else {
-            return Step::default();
-        };
-        let finished = matches!(event, ProgressEvent::Finished(_));
-        let mut step = Step::default();
-        if let ProgressEvent::Ask {
-            about, question, ..
-        } = &event
-        {
-            // Said on the message line too: the operator may be on another screen.
-            let text = format!("{about} {question} y confirms, n refuses");
-            step.message = Some(Message::warn(text));
-        }
-        progress.fold(shared.wall_clock, event);
-        match progress.outcome.as_ref().filter(|_| finished) {
-            Some(Ok(_)) => {
-                step.message = Some(Message::info(format!(
-                    "{} is up; its contexts are written (reloading the fleet)",
-                    progress.cluster
-                )));
-                step.effects.push(Effect::ReloadDiscovery);
-            }
-            Some(Err(_)) => {
-                let line = progress.lines.back().cloned().unwrap_or_default();
-                let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
-                let text = format!("{}: {line}", progress.what);
-                step.message = Some(Message::error(text));
-            }
-            None => {}
-        }
-        step
-    }
-
-    fn quit_question(&self) -> Option<String> {
-        self.running().then(|| {
-            "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".into()
-        })
-    }
-
-    /// An elapsed time on screen; a run started before the first tick takes its start from it.
-    fn on_tick(&mut self, wall: u64) -> bool {
-        let Some(progress) = self.progress.as_mut() else {
-            return false;
-        };
-        progress.clock_known(wall);
-        progress.running()
-    }
-
-    fn busy(&self) -> bool {
-        self.running()
+        Some(step)
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
@@ -343,8 +250,7 @@ impl CreateScreen {
         };
         match key {
             CreateKey::Gate(key) => {
-                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
-                let step = gate_step(w, key, page, shared.readonly);
+                let step = gate_step(w, key, shared.page(), shared.readonly);
                 if matches!(step.ask, Some(Ask::Input { .. })) {
                     self.typing = Some(Typing::Acknowledgement);
                 }
@@ -355,32 +261,6 @@ impl CreateScreen {
                 Step::default()
             }
             _ => Step::default(),
-        }
-    }
-
-    /// `y` / `n` on the fingerprint the run asks about, Esc back (the run goes on).
-    fn on_progress_key(&mut self, key: CreateKey, shared: &Shared) -> Step {
-        let Some(p) = self.progress.as_mut() else {
-            return Step::close();
-        };
-        let trust = match key {
-            CreateKey::Trust => true,
-            CreateKey::Distrust => false,
-            CreateKey::Back => return Step::close(),
-            _ => return Step::default(),
-        };
-        let Some(ask) = p.asking.take() else {
-            return Step::message(Message::info("no fingerprint waits for an answer"));
-        };
-        let answer = if trust { "confirmed" } else { "refused" };
-        let line = format!("{}: maintenance certificate {answer}", ask.about);
-        p.say(shared.wall_clock, line);
-        let message = format!("{}: its maintenance certificate {answer}", ask.about);
-        let (cluster, id) = (p.cluster.clone(), ask.id);
-        let answer = task(CreateTask::Answer { cluster, id, trust });
-        Step {
-            message: Some(Message::info(message)),
-            ..Step::effects(vec![answer])
         }
     }
 

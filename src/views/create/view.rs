@@ -1,7 +1,6 @@
 //! The create screen drawn by stage: the wizard (the new cluster's request with the focused
 //! field marked and what an empty field means, a note when a killed run's journal filled it
-//! in, and a last line saying what Enter does), its plan (`plan`), or the run's
-//! progress (the one progress view).
+//! in, and a last line saying what Enter does), or its plan (`plan`).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -14,7 +13,6 @@ use crate::cluster_lifecycle::planner::versions;
 use crate::config::Config;
 use crate::tui::Role;
 use crate::views::plan_parts::field_line;
-use crate::views::progress::ProgressView;
 use crate::views::table::pane_block;
 use crate::views::{Look, fit};
 
@@ -39,11 +37,6 @@ pub(super) fn draw(
         }
         CreateStage::Plan => {
             (&CreatePlanView::new(wizard, shared.readonly, look)).render(area, buf);
-        }
-        CreateStage::Progress => {
-            let empty = "No create from this console. n on the fleet opens the wizard.";
-            let progress = screen.progress.as_ref();
-            (&ProgressView::new(progress, shared.wall_clock, look, empty)).render(area, buf);
         }
     }
 }

@@ -29,42 +29,15 @@ static STEP_COLUMNS: &[Column] = &[
 ];
 
 pub struct ProgressView<'a> {
-    progress: Option<&'a OperationProgress>,
+    pub progress: Option<&'a OperationProgress>,
     /// The console's clock (seconds since the Unix epoch), when known.
-    clock: Option<u64>,
-    look: &'a Look,
-    /// What the screen says when nothing ran.
-    empty: &'a str,
+    pub clock: Option<u64>,
+    pub look: &'a Look,
     /// Where the operator scrolled its steps and lines; none follows what runs.
-    scroll: ProgressScroll,
-    /// Its lists scroll: the steps leave a third of the room to the lines.
-    scrollable: bool,
+    pub scroll: ProgressScroll,
 }
 
-impl<'a> ProgressView<'a> {
-    pub fn new(
-        progress: Option<&'a OperationProgress>,
-        clock: Option<u64>,
-        look: &'a Look,
-        empty: &'a str,
-    ) -> ProgressView<'a> {
-        ProgressView {
-            progress,
-            clock,
-            look,
-            empty,
-            scroll: ProgressScroll::default(),
-            scrollable: false,
-        }
-    }
-
-    /// Its steps and lines scrolled as the operator left them.
-    pub fn scrolled(mut self, scroll: ProgressScroll) -> ProgressView<'a> {
-        self.scroll = scroll;
-        self.scrollable = true;
-        self
-    }
-
+impl ProgressView<'_> {
     /// `: running (elapsed 1m05s, times out after 15m00s)`, or how it ended.
     fn status(&self, p: &OperationProgress) -> (String, Role) {
         let elapsed = p
@@ -133,9 +106,7 @@ impl<'a> ProgressView<'a> {
             .map(|s| printable(&format!("{:<width$}  {}", s.name, s.state)))
             .collect()
     }
-}
 
-impl ProgressView<'_> {
     fn step_rows(&self, p: &OperationProgress) -> Vec<TableRow> {
         p.steps
             .iter()
@@ -216,7 +187,7 @@ impl Widget for &ProgressView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let look = self.look;
         let Some(p) = self.progress else {
-            Paragraph::new(self.empty.to_string())
+            Paragraph::new("No operation from this console yet (a on a pane).")
                 .style(look.styles.get(Role::Muted))
                 .render(area, buf);
             return;
@@ -237,16 +208,12 @@ impl Widget for &ProgressView<'_> {
             0 => 0,
             n => n as u16 + 2,
         };
-        // The steps take what they need; when both lists scroll, short of a third of the rest
-        // (five rows at least) kept for the lines.
+        // The steps take what they need, short of a third of the rest (five rows at least)
+        // kept for the lines: both lists scroll.
         let rest = area
             .height
             .saturating_sub(facts_rows + head_rows as u16 + subject_rows);
-        let lines_room = if self.scrollable {
-            (rest / 3).max(5)
-        } else {
-            3
-        };
+        let lines_room = (rest / 3).max(5);
         let step_rows = match p.steps.len() {
             0 => 0,
             n => (n as u16 + 3).min(rest.saturating_sub(lines_room)),
