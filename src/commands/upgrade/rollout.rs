@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::follow::{Follow, finish};
-use crate::approval::MutatingAction;
 use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
@@ -20,7 +19,7 @@ use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, capi_owned};
+use crate::upgrade::{Guard, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
@@ -41,9 +40,6 @@ pub(in crate::commands) trait HeadlessUpgrade {
     const JOURNAL_KIND: Option<RolloutKind>;
     /// One progress line per step change.
     const LINE: fn(usize, usize, &StepProgress) -> String;
-    /// Which in-place upgrade this is: the refusal of a cluster Cluster API owns, and the
-    /// product the CAPI way changes.
-    const IN_PLACE: InPlaceUpgrade;
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
@@ -55,10 +51,6 @@ pub(in crate::commands) trait HeadlessUpgrade {
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
         Ok(())
     }
-    /// The target as the journal and the dispatcher name it.
-    fn target_text(target: &Version) -> String;
-    /// The approval the run asks the dispatcher for.
-    fn action(&self, cluster: String, target: String) -> MutatingAction;
     /// The run's own options; the poll interval, the state dir and the kubeconfig are the body's.
     fn options(&self) -> RunOptions;
     /// The plan for `target`; `Stop(0, why)` when there is nothing to do.
@@ -104,7 +96,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
             super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
-            let capi_guard = capi_owned(owner.as_ref(), C::IN_PLACE);
+            let capi_guard = capi_owned(owner.as_ref(), C::Kind::IN_PLACE);
             run_connected(global, command, (chosen, connected), target, capi_guard)
         }
     }
@@ -128,7 +120,7 @@ fn run_connected<C: HeadlessUpgrade>(
         journal,
     } = connected;
     let cluster = &chosen.cluster;
-    let wanted_target = C::target_text(&target);
+    let wanted_target = C::Kind::version_text(&target);
     check_journal(
         &chosen,
         journal.as_ref(),
@@ -140,7 +132,7 @@ fn run_connected<C: HeadlessUpgrade>(
         progress_only: true,
         ..CommandGate::new(global, &chosen.paths, flags.gate)
     };
-    let action = command.action(cluster.name.clone(), wanted_target.clone());
+    let action = C::Kind::action(cluster.name.clone(), wanted_target.clone());
     let options = RunOptions {
         poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
         state_dir: Some(chosen.paths.state_dir.clone()),
