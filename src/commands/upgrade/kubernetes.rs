@@ -8,11 +8,9 @@ use serde::Serialize;
 
 use super::follow::labelled_progress_line;
 use super::rollout::{CommandFlags, HeadlessUpgrade};
-use crate::cli::{GlobalArgs, UpgradeK8sArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::cli::UpgradeK8sArgs;
+use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
-use crate::commands::session::other_rollout;
-use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::printable::table;
 use crate::rollout::{RolloutKind, StepProgress};
@@ -21,7 +19,7 @@ use crate::upgrade::kubernetes::{
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
-use crate::upgrade::{Guard, ReleaseLookup, ReleasesOrigin, RunOptions};
+use crate::upgrade::{Guard, ReleaseLookup, ReleasesOrigin, RolloutInProgress, RunOptions};
 use crate::versions::{Version, is_known_kubernetes_release};
 
 /// The Kubernetes upgrade's part of its plan report: the plan's fields are the `upgrade-k8s
@@ -113,16 +111,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         }
     }
 
-    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop> {
-        if cluster.kube.is_some() {
-            return Ok(());
-        }
-        let wanted = global.context.as_deref().unwrap_or_default();
-        Err(usage(format!(
-            "cluster {wanted:?} has no kube context; the Kubernetes upgrade needs the Kubernetes API"
-        )))
-    }
-
     fn options(&self) -> RunOptions {
         RunOptions {
             node_timeout: Duration::from_secs(self.step_timeout),
@@ -153,9 +141,9 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         plan: &KubernetesUpgradePlan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard> {
-        let other = other_rollout(observer).await;
-        read_plan_guards(observer, plan, status, other.as_ref(), &self.gate.ack).await
+        read_plan_guards(observer, plan, status, other, &self.gate.ack).await
     }
 
     fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {

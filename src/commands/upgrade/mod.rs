@@ -17,7 +17,7 @@ pub(super) mod rollout;
 
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
-use super::session::{choose, connect, other_rollout};
+use super::session::{choose, connect};
 use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
@@ -25,8 +25,8 @@ use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
-    Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions, TalosOs,
-    UpgradeOptions, UpgradePlan, offered_among, plan_guards,
+    Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress,
+    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
 use follow::progress_line;
@@ -173,9 +173,9 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         plan: &UpgradePlan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard> {
-        let other = other_rollout(observer).await;
-        plan_guards(plan, status, observer.talos.roles(), other.as_ref())
+        plan_guards(plan, status, observer.talos.roles(), other)
     }
 
     fn report<'a>(&self, plan: &'a UpgradePlan) -> impl PlanText + 'a {

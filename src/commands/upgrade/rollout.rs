@@ -12,14 +12,13 @@ use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
-use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
-use crate::discovery::Cluster;
+use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, other_rollout};
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, RunOptions, UpgradeKind, capi_owned};
+use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
@@ -42,10 +41,6 @@ pub(in crate::commands) trait HeadlessUpgrade {
     const LINE: fn(usize, usize, &StepProgress) -> String;
 
     fn flags(&self) -> CommandFlags<'_>;
-    /// Refuses a cluster the command cannot run on, before connecting to it.
-    fn check_cluster(&self, _global: &GlobalArgs, _cluster: &Cluster) -> Result<(), Stop> {
-        Ok(())
-    }
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
@@ -60,12 +55,13 @@ pub(in crate::commands) trait HeadlessUpgrade {
         observer: &ClusterObserver,
         target: Version,
     ) -> Result<<Self::Kind as UpgradeKind>::Plan, Stop>;
-    /// Every guard of the plan, over the status and the cluster's rollout Lease.
+    /// Every guard of the plan, over the status and the rollout another console holds.
     async fn guards(
         &self,
         plan: &<Self::Kind as UpgradeKind>::Plan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard>;
     /// The command's own part of its plan report.
     fn report<'a>(&self, plan: &'a <Self::Kind as UpgradeKind>::Plan) -> impl PlanText + 'a;
@@ -81,7 +77,13 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
     check_gate(flags.gate, "cluster")?;
     let chosen = choose(global)?;
-    command.check_cluster(global, &chosen.cluster)?;
+    if C::Kind::NEEDS_KUBE && chosen.cluster.kube.is_none() {
+        let wanted = global.context.as_deref().unwrap_or_default();
+        return Err(usage(format!(
+            "cluster {wanted:?} has no kube context; the {} upgrade needs the Kubernetes API",
+            C::Kind::PRODUCT
+        )));
+    }
     let connected = connect(&chosen)?;
     connected
         .runtime
@@ -165,7 +167,12 @@ fn run_connected<C: HeadlessUpgrade>(
                 Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
                 plan => plan?,
             };
-            let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
+            let mut guards = runtime.block_on(async {
+                let other = other_rollout(&observer).await;
+                command
+                    .guards(&plan, &status, &observer, other.as_ref())
+                    .await
+            });
             guards.extend(extra);
             let Some(approved) = gate.pass(command.report(&plan), action, &guards)? else {
                 return Ok(ExitCode::SUCCESS);
