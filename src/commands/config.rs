@@ -9,7 +9,7 @@ use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, write_stdout}
 use super::session::{node_named, read_cluster};
 use crate::approval::AuditLog;
 use crate::cli::{ConfigDriftArgs, ConfigOutput, ConfigShowArgs, GlobalArgs};
-use crate::fleet::NodeRole;
+use crate::fleet::{NodeRole, NodeStatus};
 use crate::machine_config::{
     ClusterDrift, DriftTarget, MachineConfigError, NodeConfig, read_cluster_drift,
     read_node_config, yaml_text,
@@ -83,11 +83,7 @@ pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<E
             .iter()
             .flat_map(|role| status.nodes.iter().filter(move |n| n.role == *role))
             .filter(|n| !n.address.is_empty())
-            .map(|n| DriftTarget {
-                name: n.name.clone(),
-                address: n.address.clone(),
-                role: n.role.as_str().to_string(),
-            })
+            .map(NodeStatus::drift_target)
             .collect();
         let drift = read_cluster_drift(&observer.talos, &targets)
             .await

@@ -19,7 +19,6 @@ use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
-use crate::node_resources::NodeIdentity;
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, terminal};
@@ -41,12 +40,10 @@ struct LivePollers {
     options: PollerOptions,
     /// Where reports go; set once the loop's channel exists.
     app: Option<mpsc::Sender<AppEvent>>,
-    focus: Option<String>,
-    watch: Option<(String, String)>,
-    /// The nodes whose usage is read, by cluster.
-    usage: Option<(String, Vec<NodeIdentity>)>,
-    /// The nodes whose configurations are compared, of the cluster last asked.
-    drift: Option<(String, Vec<crate::machine_config::DriftTarget>)>,
+    /// What the screen asked last of each kind, in the order new pollers are told it: the
+    /// focus, the watched node, the nodes whose usage is read, those whose configurations
+    /// are compared (none: what new pollers start with).
+    asked: [Option<PollerCommand>; 4],
     /// The contexts `:ctx` chose, by cluster; a reload keeps them.
     contexts: Vec<(String, String)>,
 }
@@ -55,23 +52,24 @@ type SharedPollers = Arc<Mutex<LivePollers>>;
 
 impl LivePollers {
     fn send(&mut self, request: PollerCommand) {
-        match &request {
-            PollerCommand::Focus(cluster) => self.focus = cluster.clone(),
-            PollerCommand::WatchNode { cluster, node } => {
-                self.watch = Some((cluster.clone(), node.clone()))
-            }
-            PollerCommand::UnwatchNode => self.watch = None,
-            PollerCommand::ReadUsage { cluster, nodes } => {
-                self.usage = Some((cluster.clone(), nodes.clone()))
-            }
-            PollerCommand::ReadConfigDrift { cluster, nodes } => {
-                self.drift = Some((cluster.clone(), nodes.clone()))
-            }
+        let slot = match &request {
+            PollerCommand::Focus(_) => Some(0),
+            PollerCommand::WatchNode { .. } | PollerCommand::UnwatchNode => Some(1),
+            PollerCommand::ReadUsage { .. } => Some(2),
+            PollerCommand::ReadConfigDrift { .. } => Some(3),
             PollerCommand::UseContext { cluster, context } => {
                 self.contexts.retain(|(c, _)| c != cluster);
                 self.contexts.push((cluster.clone(), context.clone()));
+                None
             }
-            PollerCommand::Refresh(_) | PollerCommand::RefreshAll | PollerCommand::Shutdown => {}
+            PollerCommand::Refresh(_) | PollerCommand::RefreshAll | PollerCommand::Shutdown => None,
+        };
+        if let Some(slot) = slot {
+            let nothing = matches!(
+                request,
+                PollerCommand::Focus(None) | PollerCommand::UnwatchNode
+            );
+            self.asked[slot] = (!nothing).then(|| request.clone());
         }
         if let Some(handle) = &self.handle {
             handle.send(request);
@@ -103,17 +101,8 @@ impl LivePollers {
                 }
             }
         });
-        if self.focus.is_some() {
-            handle.send(PollerCommand::Focus(self.focus.clone()));
-        }
-        if let Some((cluster, node)) = self.watch.clone() {
-            handle.send(PollerCommand::WatchNode { cluster, node });
-        }
-        if let Some((cluster, nodes)) = self.usage.clone() {
-            handle.send(PollerCommand::ReadUsage { cluster, nodes });
-        }
-        if let Some((cluster, nodes)) = self.drift.clone() {
-            handle.send(PollerCommand::ReadConfigDrift { cluster, nodes });
+        for asked in self.asked.iter().flatten() {
+            handle.send(asked.clone());
         }
         self.handle = Some(handle);
     }
@@ -228,7 +217,7 @@ async fn run_in_terminal(
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
     if let Ok(mut live) = pollers.lock() {
         live.app = Some(tx.clone());
-        live.focus = console.state.current.clone();
+        live.asked[0] = (console.state.current.clone()).map(|c| PollerCommand::Focus(Some(c)));
         live.start(clusters, kubeconfig);
     }
     let link = Arc::clone(&pollers);

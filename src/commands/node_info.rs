@@ -8,13 +8,12 @@ use std::time::Duration;
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
 use super::session::{node_named, read_cluster};
 use crate::cli::{GlobalArgs, NodeInfoArgs};
-use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_resources::text::{self, bytes};
-use crate::node_resources::{NodeIdentity, NodeResources, read_node};
+use crate::node_resources::{NodeResources, read_node};
 
 pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
     let (_, document) = read_cluster(global, async |_, observer| {
-        let id = node_identity(&observer.status().await, &args.node)?;
+        let id = node_named(&observer.status().await, &args.node)?.identity();
         let span = Duration::from_millis(args.sample_ms);
         read_node(&observer.talos, observer.kube.as_ref(), &id, span)
             .await
@@ -22,20 +21,6 @@ pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, 
     })?;
     print_report(args.output, &document, table)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The node `--node` names, as the resource reads name it.
-pub(super) fn node_identity(status: &ClusterStatus, wanted: &str) -> Result<NodeIdentity, Stop> {
-    node_named(status, wanted).map(identity)
-}
-
-/// A node of the cluster's status as the resource reads name it.
-pub(super) fn identity(n: &NodeStatus) -> NodeIdentity {
-    NodeIdentity {
-        name: n.name.clone(),
-        address: n.address.clone(),
-        machine_type: n.role.as_str().to_string(),
-    }
 }
 
 /// The document as sections of aligned text.

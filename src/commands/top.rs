@@ -9,10 +9,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
-use super::node_info::{identity, node_identity};
-use super::session::read_cluster;
+use super::session::{node_named, read_cluster};
 use crate::cli::{GlobalArgs, TopArgs, TopSort};
-use crate::fleet::ClusterStatus;
+use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_resources::text::{self, percent};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
@@ -58,7 +57,7 @@ pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop>
             };
             return print_report(args.output, &report, nodes_table);
         };
-        let id = node_identity(&status, wanted)?;
+        let id = node_named(&status, wanted)?.identity();
         let processes = read_processes(&observer.talos, &id, span, key)
             .await
             .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
@@ -82,7 +81,7 @@ async fn cluster_usage(
 ) -> Vec<NodeUsage> {
     let ids: Vec<NodeIdentity> = (status.nodes.iter())
         .filter(|n| !n.address.is_empty())
-        .map(identity)
+        .map(NodeStatus::identity)
         .collect();
     let addresses: Vec<String> = ids.iter().map(|i| i.address.clone()).collect();
     let talos = &observer.talos;

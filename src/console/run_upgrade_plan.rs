@@ -12,7 +12,7 @@ use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::rollout::RolloutJournal;
 use crate::upgrade::ReleaseLookup;
-use crate::upgrade::kubernetes::{KubernetesUpgradePlan, check_removed_flags, count_removed_apis};
+use crate::upgrade::kubernetes::{KubernetesUpgradePlan, read_removed};
 use crate::views::upgrade_plan::{KUBE_PLAN, ReleasesLearned, RemovedApisCounted, TALOS_PLAN};
 
 /// Learns the releases of every discovered cluster in a task of its own (the listing is cached
@@ -56,10 +56,7 @@ pub(super) fn count_removed(
     let connecting = super::connect(state, &plan.cluster);
     super::answer(app_tx, KUBE_PLAN, async move {
         let (result, flags) = match connecting.await {
-            Ok(observer) => tokio::join!(
-                count_removed_apis(&observer, &plan),
-                check_removed_flags(&observer, &plan)
-            ),
+            Ok(observer) => read_removed(&observer, &plan).await,
             Err(e) => (Err(e.clone()), Err(e)),
         };
         RemovedApisCounted {

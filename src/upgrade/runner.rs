@@ -124,10 +124,18 @@ pub trait UpgradeKind: Sized + Send + Sync + 'static {
     const PRODUCT: &'static str;
     /// The rollout talks to the Kubernetes API: a cluster without a kube context is refused.
     const NEEDS_KUBE: bool;
+    /// Which in-place upgrade this is: the refusal of a cluster Cluster API owns, and the
+    /// product the CAPI way changes.
+    const IN_PLACE: crate::capi::owned::InPlaceUpgrade;
 
     fn cluster(plan: &Self::Plan) -> &str;
-    /// The target as the journal, the Lease and the dispatcher name it.
+    /// A target version as the journal, the Lease and the dispatcher name it.
+    fn version_text(target: &crate::versions::Version) -> String;
+    /// The plan's target as [`UpgradeKind::version_text`] names it.
     fn target_text(plan: &Self::Plan) -> String;
+    /// The approval a run to `target` (named as [`UpgradeKind::version_text`] does) asks the
+    /// dispatcher for: the console's Start and the command's `--yes` alike.
+    fn action(cluster: String, target: String) -> MutatingAction;
     /// The steps a new run starts with: pending, and skipped where the plan skips.
     fn initial_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// Step indices that run together, in order.

@@ -9,7 +9,9 @@ use super::node_step::NodeUpgrade;
 use super::plan::{StepState, UpgradePlan};
 use super::runner::{KindRollout, UpgradeKind, planned_step};
 use crate::approval::MutatingAction;
+use crate::capi::owned::InPlaceUpgrade;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
+use crate::versions::Version;
 
 /// The Talos OS upgrade: one node per step, rebooted into the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +23,18 @@ impl UpgradeKind for TalosOs {
     const ROLLOUT: RolloutKind = RolloutKind::TalosUpgrade;
     const PRODUCT: &'static str = "Talos";
     const NEEDS_KUBE: bool = false;
+    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
 
     fn cluster(plan: &UpgradePlan) -> &str {
         &plan.cluster
+    }
+
+    fn version_text(target: &Version) -> String {
+        target.to_string()
+    }
+
+    fn action(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeTalos { cluster, target }
     }
 
     fn target_text(plan: &UpgradePlan) -> String {

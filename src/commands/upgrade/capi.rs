@@ -19,6 +19,7 @@ use crate::opennebula::auth::OneEnvironment;
 use crate::operation::capi_upgrade::{
     CapiUpgrade, CapiUpgradeOptions, first_phase_to_roll, interrupted_run,
 };
+use crate::upgrade::UpgradeKind;
 use crate::upgrade::capi::{
     CapiAccess, CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, VmTemplates, capi_action,
     capi_read_guards, product_name,
@@ -35,7 +36,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
 ) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let gate = &flags.gate;
-    let product = CapiProduct::of(C::IN_PLACE);
+    let product = CapiProduct::of(C::Kind::IN_PLACE);
     let kubeconfig = chosen.discovery.kubeconfig.clone().ok_or_else(|| {
         Stop(
             1,
@@ -57,7 +58,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
                 format!("management cluster {}: {e}", owner.management),
             )
         })?;
-    let (version, text) = (target.to_string(), C::target_text(&target));
+    let (version, text) = (target.to_string(), C::Kind::version_text(&target));
     let read = runtime
         .block_on(access.read_plan(&cluster, product, (&version, &text)))
         .map_err(|e| Stop(EXIT_BLOCKED, e))?;

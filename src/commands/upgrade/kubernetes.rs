@@ -8,22 +8,18 @@ use serde::Serialize;
 
 use super::follow::labelled_progress_line;
 use super::rollout::{CommandFlags, HeadlessUpgrade};
-use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, UpgradeK8sArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::cli::UpgradeK8sArgs;
+use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
-use crate::commands::session::other_rollout;
-use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::printable::table;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStepState, Kubernetes, KubernetesUpgradePlan, check_removed_flags,
-    count_removed_apis, kubernetes_plan_guards,
+    KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis, read_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
-use crate::upgrade::{Guard, InPlaceUpgrade, ReleaseLookup, ReleasesOrigin, RunOptions};
+use crate::upgrade::{Guard, ReleaseLookup, ReleasesOrigin, RolloutInProgress, RunOptions};
 use crate::versions::{Version, is_known_kubernetes_release};
 
 /// The Kubernetes upgrade's part of its plan report: the plan's fields are the `upgrade-k8s
@@ -105,7 +101,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const WHAT: &'static str = "Kubernetes upgrade";
     const UNIT: &'static str = "step";
     const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
-    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
@@ -114,24 +109,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
             gate: &self.gate,
             rollout: &self.rollout,
         }
-    }
-
-    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop> {
-        if cluster.kube.is_some() {
-            return Ok(());
-        }
-        let wanted = global.context.as_deref().unwrap_or_default();
-        Err(usage(format!(
-            "cluster {wanted:?} has no kube context; the Kubernetes upgrade needs the Kubernetes API"
-        )))
-    }
-
-    fn target_text(target: &Version) -> String {
-        target.to_string().trim_start_matches('v').to_string()
-    }
-
-    fn action(&self, cluster: String, target: String) -> MutatingAction {
-        MutatingAction::UpgradeKubernetes { cluster, target }
     }
 
     fn options(&self) -> RunOptions {
@@ -164,20 +141,9 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         plan: &KubernetesUpgradePlan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard> {
-        let (removed, flags) = tokio::join!(
-            count_removed_apis(observer, plan),
-            check_removed_flags(observer, plan)
-        );
-        let other = other_rollout(observer).await;
-        let input = KubeGuardInput {
-            roles: observer.talos.roles(),
-            other_rollout: other.as_ref(),
-            removed_apis: &removed,
-            removed_flags: &flags,
-            acks: &self.gate.ack,
-        };
-        kubernetes_plan_guards(plan, status, input)
+        read_plan_guards(observer, plan, status, other, &self.gate.ack).await
     }
 
     fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {

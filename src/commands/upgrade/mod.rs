@@ -17,8 +17,7 @@ pub(super) mod rollout;
 
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
-use super::session::{choose, connect, other_rollout};
-use crate::approval::MutatingAction;
+use super::session::{choose, connect};
 use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
@@ -26,8 +25,8 @@ use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
-    Guard, InPlaceUpgrade, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions,
-    TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
+    Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress,
+    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
 use follow::progress_line;
@@ -136,7 +135,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     const UNIT: &'static str = "node";
     /// Any unfinished journal to another target is refused; its kind is the runner's to check.
     const JOURNAL_KIND: Option<RolloutKind> = None;
-    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
@@ -150,14 +148,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
         let learned = self.lookup.learn().await;
         unknown_target(status, target, self.args.allow_downgrade, &learned)
-    }
-
-    fn target_text(target: &Version) -> String {
-        target.to_string()
-    }
-
-    fn action(&self, cluster: String, target: String) -> MutatingAction {
-        MutatingAction::UpgradeTalos { cluster, target }
     }
 
     fn options(&self) -> RunOptions {
@@ -183,9 +173,9 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         plan: &UpgradePlan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard> {
-        let other = other_rollout(observer).await;
-        plan_guards(plan, status, observer.talos.roles(), other.as_ref())
+        plan_guards(plan, status, observer.talos.roles(), other)
     }
 
     fn report<'a>(&self, plan: &'a UpgradePlan) -> impl PlanText + 'a {

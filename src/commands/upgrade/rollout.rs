@@ -8,19 +8,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::follow::{Follow, finish};
-use crate::approval::MutatingAction;
 use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
-use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
-use crate::discovery::Cluster;
+use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, other_rollout};
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, capi_owned};
+use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
@@ -41,24 +39,13 @@ pub(in crate::commands) trait HeadlessUpgrade {
     const JOURNAL_KIND: Option<RolloutKind>;
     /// One progress line per step change.
     const LINE: fn(usize, usize, &StepProgress) -> String;
-    /// Which in-place upgrade this is: the refusal of a cluster Cluster API owns, and the
-    /// product the CAPI way changes.
-    const IN_PLACE: InPlaceUpgrade;
 
     fn flags(&self) -> CommandFlags<'_>;
-    /// Refuses a cluster the command cannot run on, before connecting to it.
-    fn check_cluster(&self, _global: &GlobalArgs, _cluster: &Cluster) -> Result<(), Stop> {
-        Ok(())
-    }
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
         Ok(())
     }
-    /// The target as the journal and the dispatcher name it.
-    fn target_text(target: &Version) -> String;
-    /// The approval the run asks the dispatcher for.
-    fn action(&self, cluster: String, target: String) -> MutatingAction;
     /// The run's own options; the poll interval, the state dir and the kubeconfig are the body's.
     fn options(&self) -> RunOptions;
     /// The plan for `target`; `Stop(0, why)` when there is nothing to do.
@@ -68,12 +55,13 @@ pub(in crate::commands) trait HeadlessUpgrade {
         observer: &ClusterObserver,
         target: Version,
     ) -> Result<<Self::Kind as UpgradeKind>::Plan, Stop>;
-    /// Every guard of the plan, over the status and the cluster's rollout Lease.
+    /// Every guard of the plan, over the status and the rollout another console holds.
     async fn guards(
         &self,
         plan: &<Self::Kind as UpgradeKind>::Plan,
         status: &ClusterStatus,
         observer: &ClusterObserver,
+        other: Option<&RolloutInProgress>,
     ) -> Vec<Guard>;
     /// The command's own part of its plan report.
     fn report<'a>(&self, plan: &'a <Self::Kind as UpgradeKind>::Plan) -> impl PlanText + 'a;
@@ -89,7 +77,13 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
     check_gate(flags.gate, "cluster")?;
     let chosen = choose(global)?;
-    command.check_cluster(global, &chosen.cluster)?;
+    if C::Kind::NEEDS_KUBE && chosen.cluster.kube.is_none() {
+        let wanted = global.context.as_deref().unwrap_or_default();
+        return Err(usage(format!(
+            "cluster {wanted:?} has no kube context; the {} upgrade needs the Kubernetes API",
+            C::Kind::PRODUCT
+        )));
+    }
     let connected = connect(&chosen)?;
     connected
         .runtime
@@ -104,7 +98,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
             super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
-            let capi_guard = capi_owned(owner.as_ref(), C::IN_PLACE);
+            let capi_guard = capi_owned(owner.as_ref(), C::Kind::IN_PLACE);
             run_connected(global, command, (chosen, connected), target, capi_guard)
         }
     }
@@ -128,7 +122,7 @@ fn run_connected<C: HeadlessUpgrade>(
         journal,
     } = connected;
     let cluster = &chosen.cluster;
-    let wanted_target = C::target_text(&target);
+    let wanted_target = C::Kind::version_text(&target);
     check_journal(
         &chosen,
         journal.as_ref(),
@@ -140,7 +134,7 @@ fn run_connected<C: HeadlessUpgrade>(
         progress_only: true,
         ..CommandGate::new(global, &chosen.paths, flags.gate)
     };
-    let action = command.action(cluster.name.clone(), wanted_target.clone());
+    let action = C::Kind::action(cluster.name.clone(), wanted_target.clone());
     let options = RunOptions {
         poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
         state_dir: Some(chosen.paths.state_dir.clone()),
@@ -173,7 +167,12 @@ fn run_connected<C: HeadlessUpgrade>(
                 Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
                 plan => plan?,
             };
-            let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
+            let mut guards = runtime.block_on(async {
+                let other = other_rollout(&observer).await;
+                command
+                    .guards(&plan, &status, &observer, other.as_ref())
+                    .await
+            });
             guards.extend(extra);
             let Some(approved) = gate.pass(command.report(&plan), action, &guards)? else {
                 return Ok(ExitCode::SUCCESS);

@@ -17,5 +17,7 @@ pub use plan::{
     chosen_kubernetes_target, detect_running, offered_kubernetes_targets,
 };
 pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
-pub use runner::{Kubernetes, count_removed_apis, initial_steps, target_text};
+pub use runner::{
+    Kubernetes, count_removed_apis, initial_steps, read_plan_guards, read_removed, target_text,
+};
 pub use step::runs_target;

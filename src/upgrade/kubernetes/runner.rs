@@ -6,14 +6,19 @@ use futures::future::BoxFuture;
 
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
-use super::removed_flags::check_removed_flags;
+use super::removed_flags::{RemovedItem, check_removed_flags};
 use super::step::{ComponentStep, KubeLiveStep, PrePullStep};
 use crate::approval::MutatingAction;
+use crate::capi::owned::InPlaceUpgrade;
+use crate::fleet::ClusterStatus;
+use crate::guards::Guard;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
+use crate::upgrade::RolloutInProgress;
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::{KindRollout, UpgradeKind, planned_step};
+use crate::versions::Version;
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +26,7 @@ pub struct Kubernetes;
 
 /// The target as the journal, the Lease and the dispatcher name it: `1.35.0`.
 pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
-    plan.target.to_string().trim_start_matches('v').to_string()
+    Kubernetes::version_text(&plan.target)
 }
 
 /// The steps a new run starts with: the pre-pulls, then the components' steps; pending, and
@@ -72,15 +77,61 @@ pub async fn count_removed_apis(
         .map_err(|e| e.to_string())
 }
 
+/// What the removed-API and removed-flag guards read off the cluster: the objects stored in API
+/// versions the target removes, and the removed flags, feature gates and admission plugins in
+/// use (the console's plan screen asks for them as its task).
+pub async fn read_removed(
+    observer: &ClusterObserver,
+    plan: &KubernetesUpgradePlan,
+) -> (
+    Result<Vec<RemovedApiCount>, String>,
+    Result<Vec<RemovedItem>, String>,
+) {
+    tokio::join!(
+        count_removed_apis(observer, plan),
+        check_removed_flags(observer, plan)
+    )
+}
+
+/// Every guard of the plan over the cluster now, its removed APIs and flags read, beside the
+/// rollout another console holds (none once the run holds the Lease itself): what
+/// `upgrade-k8s --plan` shows and what the run checks before its first step.
+pub async fn read_plan_guards(
+    observer: &ClusterObserver,
+    plan: &KubernetesUpgradePlan,
+    status: &ClusterStatus,
+    other_rollout: Option<&RolloutInProgress>,
+    acks: &[String],
+) -> Vec<Guard> {
+    let (removed_apis, removed_flags) = read_removed(observer, plan).await;
+    let input = KubeGuardInput {
+        roles: observer.talos.roles(),
+        other_rollout,
+        removed_apis: &removed_apis,
+        removed_flags: &removed_flags,
+        acks,
+    };
+    kubernetes_plan_guards(plan, status, input)
+}
+
 impl UpgradeKind for Kubernetes {
     type LiveStep<'a> = KubeLiveStep<'a>;
     type Plan = KubernetesUpgradePlan;
     const ROLLOUT: RolloutKind = RolloutKind::KubernetesUpgrade;
     const PRODUCT: &'static str = "Kubernetes";
     const NEEDS_KUBE: bool = true;
+    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
 
     fn cluster(plan: &KubernetesUpgradePlan) -> &str {
         &plan.cluster
+    }
+
+    fn version_text(target: &Version) -> String {
+        target.to_string().trim_start_matches('v').to_string()
+    }
+
+    fn action(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeKubernetes { cluster, target }
     }
 
     fn target_text(plan: &KubernetesUpgradePlan) -> String {
@@ -102,23 +153,10 @@ impl UpgradeKind for Kubernetes {
 
     fn preflight(run: &KindRollout<Kubernetes>) -> BoxFuture<'_, Result<(), String>> {
         async move {
-            let (status, removed, flags) = tokio::join!(
-                run.observer.status(),
-                count_removed_apis(&run.observer, &run.plan),
-                check_removed_flags(&run.observer, &run.plan)
-            );
-            let input = KubeGuardInput {
-                roles: run.observer.talos.roles(),
-                // The rollout Lease is already ours: no other rollout can be running.
-                other_rollout: None,
-                removed_apis: &removed,
-                removed_flags: &flags,
-                acks: &run.acks,
-            };
-            guards_pass(
-                &kubernetes_plan_guards(&run.plan, &status, input),
-                &run.acks,
-            )
+            let status = run.observer.status().await;
+            // The rollout Lease is already ours: no other rollout can be running.
+            let guards = read_plan_guards(&run.observer, &run.plan, &status, None, &run.acks);
+            guards_pass(&guards.await, &run.acks)
         }
         .boxed()
     }

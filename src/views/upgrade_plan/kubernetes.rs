@@ -4,7 +4,6 @@
 //! shows them, and what `?` explains about a step. Pure.
 use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
 use crate::app::plan_screen::{PlanGuards, PlannedRollout, roles_of};
-use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::upgrade::kubernetes::{
@@ -90,8 +89,6 @@ fn count_key(plan: &KubernetesUpgradePlan) -> (String, String) {
 impl PlanKind for Kubernetes {
     type Settings = KubeSettings;
     type Step = KubeStep;
-    const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
-
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -211,10 +208,6 @@ impl PlanKind for Kubernetes {
                 .trim_start_matches('v')
                 .to_string(),
         }
-    }
-
-    fn gate(cluster: String, target: String) -> MutatingAction {
-        MutatingAction::UpgradeKubernetes { cluster, target }
     }
 
     fn planned(plan: KubernetesUpgradePlan) -> PlannedRollout {

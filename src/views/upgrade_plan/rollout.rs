@@ -9,9 +9,7 @@ use crate::app::plan_screen::{GuardReading, PlanGuards, PlanHolder, PlanSubject,
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
-use crate::upgrade::{
-    Guard, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned,
-};
+use crate::upgrade::{Guard, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
 /// Which list of the plan screen has the keys.
@@ -39,8 +37,6 @@ pub trait PlanKind:
     type Settings: Debug + Clone + PartialEq + Eq + Send + Sync;
     /// One row of the plan's step table.
     type Step: Clone;
-    /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
-    const IN_PLACE: InPlaceUpgrade;
 
     /// The offered targets (plus one named on the command line) and the one chosen, from the
     /// `learned` releases (a kind that learns none ignores them).
@@ -83,8 +79,6 @@ pub trait PlanKind:
     }
     /// The target the dispatcher is asked to approve.
     fn gate_target(rollout: &RolloutPlan<Self>) -> String;
-    /// The approval this plan's Start asks the dispatcher for.
-    fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
@@ -223,7 +217,7 @@ impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
     }
 
     fn approval(&self, cluster: &str) -> Option<MutatingAction> {
-        Some(K::gate(cluster.to_string(), self.target_text()))
+        Some(K::action(cluster.to_string(), self.target_text()))
     }
 
     fn guards_focused(&self) -> bool {

@@ -4,7 +4,6 @@
 //! what `?` explains about a node. Pure.
 use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
 use crate::app::plan_screen::{PlannedRollout, roles_of};
-use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
@@ -52,8 +51,6 @@ impl RolloutPlan<TalosOs> {
 impl PlanKind for TalosOs {
     type Settings = TalosSettings;
     type Step = PlanStep;
-    const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
-
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -121,10 +118,6 @@ impl PlanKind for TalosOs {
 
     fn gate_target(screen: &RolloutPlan<TalosOs>) -> String {
         screen.target.to_string()
-    }
-
-    fn gate(cluster: String, target: String) -> MutatingAction {
-        MutatingAction::UpgradeTalos { cluster, target }
     }
 
     fn planned(plan: UpgradePlan) -> PlannedRollout {
