@@ -154,8 +154,6 @@ pub enum Effect {
         approved: ApprovedAction,
         why: String,
     },
-    /// Provisioning IO: list sources, plan, run, terminate.
-    Provision(Box<super::provision::ProvisionEffect>),
     /// A guard refuses `action` before it is confirmed: audit it and say why.
     Refuse {
         action: MutatingAction,

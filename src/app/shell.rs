@@ -369,6 +369,7 @@ mod tests {
                 "health",
                 "kube-plan",
                 "logs",
+                "provision",
                 "resources",
                 "upgrade-plan"
             ]
