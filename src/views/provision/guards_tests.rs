@@ -31,7 +31,7 @@ fn planned_control_plane() -> AppState {
 }
 
 fn verdict_of(s: &AppState, id: GuardId) -> GuardVerdict {
-    let w = wizard_of(&s);
+    let w = wizard_of(s);
     w.guards.shown.iter().find(|g| g.id == id).unwrap().verdict
 }
 
