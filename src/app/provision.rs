@@ -1,6 +1,6 @@
 //! What the shell knows for provisioning, whichever screen provisions: the console's config,
 //! OpenNebula's environment and the kubeconfig; its provision keys; what the journals'
-//! followers report. Plain data; `update_provision` folds it, `views::provision` is the wizard.
+//! followers report (`JournalVms`). Plain data; `update_provision` folds it, `views::provision` is the wizard.
 use std::sync::Arc;
 
 use crate::config::Config;
@@ -27,14 +27,11 @@ pub enum ProvisionKey {
     Terminate,
 }
 
-/// What provisioning IO tasks report to the shell.
+/// What the provision journals of `clusters` (shown by name) left, each VM with its cluster's
+/// key: unfinished ones (a killed console's) being followed again until they joined, failed
+/// ones a terminate may end; shown as a provision's progress.
 #[derive(Debug, Clone)]
-pub enum ProvisionUpdate {
-    /// What the provision journals of `clusters` (shown by name) left, each VM with its
-    /// cluster's key: unfinished ones (a killed console's) being followed again until they
-    /// joined, failed ones a terminate may end; shown as a provision's progress.
-    FromJournals {
-        clusters: Vec<String>,
-        vms: Vec<(String, JournalEntry)>,
-    },
+pub struct JournalVms {
+    pub clusters: Vec<String>,
+    pub vms: Vec<(String, JournalEntry)>,
 }

@@ -260,7 +260,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Provision(update) => provision::on_update(state, *update),
+        AppEvent::Provision(vms) => provision::from_journals(state, *vms),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::Discovered(discovery) => {
             state.provision.kubeconfig = discovery.kubeconfig.clone();

@@ -5,7 +5,7 @@ use super::action::{Effect, not_run};
 use super::actions::ActionRun;
 use super::message::Message;
 use super::plan_keys::refused_approval;
-use super::provision::ProvisionUpdate;
+use super::provision::JournalVms;
 use super::screen::{Pane, Screen, TableKind};
 use super::screens::ScreenName;
 use super::state::AppState;
@@ -13,7 +13,7 @@ use crate::approval::{ApprovedAction, MutatingAction};
 use crate::operation::OperationKind;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::operation::runner_events::ProvisionSteps;
-use crate::provision::{JournalEntry, ProvisionEvent};
+use crate::provision::ProvisionEvent;
 
 /// The provision wizard's screen module (`views::provision`), by name.
 const NAME: ScreenName = "provision";
@@ -126,17 +126,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     effects
 }
 
-/// Folds what a provisioning task reported.
-pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
-    match update {
-        ProvisionUpdate::FromJournals { clusters, vms } => from_journals(state, &clusters, &vms),
-    }
-}
-
 /// What the journals left, on the one progress screen (unless an operation runs here): each
 /// VM a step in its last known state, a failed one offering its terminate; while some are
 /// followed again the progress runs and the operator is told where to look.
-fn from_journals(state: &mut AppState, clusters: &[String], vms: &[(String, JournalEntry)]) {
+pub fn from_journals(state: &mut AppState, JournalVms { clusters, vms }: JournalVms) {
     let Some(cluster) = clusters.first().filter(|_| !state.actions.running()) else {
         return;
     };
@@ -162,7 +155,7 @@ fn from_journals(state: &mut AppState, clusters: &[String], vms: &[(String, Jour
         now,
     );
     ProvisionSteps::new(cluster, "", names.clone()).shape(&mut progress);
-    for (key, entry) in vms {
+    for (key, entry) in &vms {
         let mut steps = ProvisionSteps::new(key, &entry.provider, names.clone());
         for event in steps.events(&ProvisionEvent::Vm(entry.progress.clone())) {
             progress.fold(now, event);

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use super::run_provision_wizard::provider;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::provision::ProvisionUpdate;
+use crate::app::provision::JournalVms;
 use crate::app::state::AppState;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
@@ -84,7 +84,7 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
         };
         tokio::spawn(follow_all(groups, config, io, names));
     }
-    let from_journals = ProvisionUpdate::FromJournals { clusters, vms };
+    let from_journals = JournalVms { clusters, vms };
     actions.push(Action::Event(AppEvent::Provision(Box::new(from_journals))));
     actions
 }

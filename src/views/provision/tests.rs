@@ -13,7 +13,7 @@ use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
 use crate::app::plan_keys::ACK_PROMPT;
-use crate::app::provision::{ProvisionKey, ProvisionUpdate};
+use crate::app::provision::{JournalVms, ProvisionKey};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
@@ -87,7 +87,7 @@ fn templates() -> Vec<SourceChoice> {
         .collect()
 }
 
-fn event(s: &mut AppState, u: ProvisionUpdate) -> Vec<Effect> {
+fn event(s: &mut AppState, u: JournalVms) -> Vec<Effect> {
     update(s, Action::Event(AppEvent::Provision(Box::new(u))))
 }
 
@@ -557,7 +557,7 @@ fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
     };
     event(
         &mut s,
-        ProvisionUpdate::FromJournals {
+        JournalVms {
             clusters: vec!["lab".into()],
             vms: vec![
                 entry(1, ProvisionStage::Failed),
@@ -598,7 +598,7 @@ fn a_journals_failed_vm_offers_its_terminate() {
     let vms = vec![("lab".to_string(), entry)];
     event(
         &mut s,
-        ProvisionUpdate::FromJournals {
+        JournalVms {
             clusters: vec!["lab".into()],
             vms,
         },
