@@ -7,8 +7,10 @@ mod view_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use taloscope::app::provision::{ProvisionKey, ProvisionUpdate, SourceChoice};
+use crossterm::event::KeyCode;
+use taloscope::app::provision::ProvisionKey;
 use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
@@ -17,8 +19,9 @@ use taloscope::operation::OperationKind;
 use taloscope::operation::progress::ProgressEvent;
 use taloscope::operation::runner_events::ProvisionSteps;
 use taloscope::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
-use view_support::scenarios;
+use taloscope::views::provision::{NAME, ProvisionNews, SourceChoice};
 use view_support::{all_renders_default_styles, screen_text_at};
+use view_support::{press, scenarios};
 
 const CONFIG: &str = "
 providers:
@@ -42,8 +45,11 @@ clusters:
 /// What healthy's machine configs point at: its first address.
 const HEALTHY_ENDPOINT: &str = "https://127.10.0.1:6443";
 
-fn event(s: &mut AppState, u: ProvisionUpdate) {
-    update(s, Action::Event(AppEvent::Provision(Box::new(u))));
+fn event(s: &mut AppState, news: ProvisionNews) {
+    update(
+        s,
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+    );
 }
 
 /// `healthy`'s wizard, its templates listed, the count at 2.
@@ -54,7 +60,7 @@ fn wizard() -> AppState {
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
     update(&mut s, Action::Provision(ProvisionKey::Open));
-    assert_eq!(s.screen, Screen::ProvisionWizard, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
     let templates = [
         (0, "talos-healthy-controlplane"),
         (1, "talos-healthy-worker"),
@@ -68,14 +74,14 @@ fn wizard() -> AppState {
     .collect();
     event(
         &mut s,
-        ProvisionUpdate::Sources {
+        ProvisionNews::Sources {
             cluster: "healthy".into(),
             provider: "sim-opennebula".into(),
             result: Ok(templates),
         },
     );
-    update(&mut s, Action::Provision(ProvisionKey::More));
-    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    press(&mut s, KeyCode::Char('+'));
+    press(&mut s, KeyCode::Enter);
     s
 }
 
@@ -102,7 +108,7 @@ fn planned() -> AppState {
     let mut s = wizard();
     event(
         &mut s,
-        ProvisionUpdate::Planned {
+        ProvisionNews::Planned {
             cluster: "healthy".into(),
             asked: 1,
             result: Ok(Box::new(plan())),
@@ -185,10 +191,10 @@ fn wizard_with_the_plan_ready() {
 #[test]
 fn wizard_guards_wait_for_the_even_count_acknowledgement() {
     let mut s = wizard();
-    update(&mut s, Action::MoveDown);
-    update(&mut s, Action::Provision(ProvisionKey::NextValue));
-    update(&mut s, Action::Provision(ProvisionKey::Less));
-    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Char('l'));
+    press(&mut s, KeyCode::Char('-'));
+    press(&mut s, KeyCode::Enter);
     let plan = ProvisionPlan {
         role: MachineRole::Controlplane,
         count: 1,
@@ -203,14 +209,14 @@ fn wizard_guards_wait_for_the_even_count_acknowledgement() {
     };
     event(
         &mut s,
-        ProvisionUpdate::Planned {
+        ProvisionNews::Planned {
             cluster: "healthy".into(),
             asked: 2,
             result: Ok(Box::new(plan)),
             machine_config_endpoint: Some(HEALTHY_ENDPOINT.into()),
         },
     );
-    update(&mut s, Action::NextPane);
+    press(&mut s, KeyCode::Tab);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("6 pass, 1 warn, 0 fail"), "{text}");
     assert!(
@@ -227,7 +233,7 @@ fn wizard_with_the_machine_config_refused() {
     let mut s = wizard();
     event(
         &mut s,
-        ProvisionUpdate::Planned {
+        ProvisionNews::Planned {
             cluster: "healthy".into(),
             asked: 1,
             result: Err(

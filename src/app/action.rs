@@ -122,8 +122,8 @@ pub enum AppEvent {
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),
-    /// A provisioning task's report.
-    Provision(Box<super::provision::ProvisionUpdate>),
+    /// What a killed console's provision journals left (their followers run).
+    Provision(Box<super::provision::JournalVms>),
     /// A node action's survey, a plan read, or a node left cordoned.
     Action(Box<super::actions::ActionUpdate>),
     /// The progress of the running operation of a kind, in the one vocabulary every runner is
@@ -156,8 +156,6 @@ pub enum Effect {
         approved: ApprovedAction,
         why: String,
     },
-    /// Provisioning IO: list sources, plan, run, terminate.
-    Provision(Box<super::provision::ProvisionEffect>),
     /// A guard refuses `action` before it is confirmed: audit it and say why.
     Refuse {
         action: MutatingAction,

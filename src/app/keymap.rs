@@ -10,7 +10,7 @@ use super::binding::{HELP, command_line, intent, quit, typed_char};
 use super::keymap_actions as actions;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
-use super::keymap_provision as provision;
+use super::provision::ProvisionKey;
 use super::screen::Screen;
 use super::screens::Screens;
 use super::state::{AppState, InputKind, Overlay};
@@ -30,7 +30,6 @@ pub enum KeyContext {
     /// A text field being typed (an acknowledgement, a screen module's field).
     TextField,
     Explain,
-    ProvisionWizard,
     /// Quit was asked while a rollout or provision runs here: y/N.
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
@@ -44,7 +43,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 16] = [
+    pub const ALL: [KeyContext; 15] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -56,7 +55,6 @@ impl KeyContext {
         KeyContext::Confirm,
         KeyContext::Explain,
         KeyContext::Help,
-        KeyContext::ProvisionWizard,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
         KeyContext::ActionProgress,
@@ -78,7 +76,6 @@ impl KeyContext {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
-            KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::ActionProgress => "Node or etcd action progress",
@@ -116,6 +113,19 @@ static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"),
 
 #[rustfmt::skip]
 static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the operation running here)")];
+
+/// `p` on the cluster panes, ahead of their other keys (live data and rollouts pause on
+/// `Space`): the provision wizard, or the provision running there (`app::provision`).
+#[rustfmt::skip]
+static OPEN_PROVISION: &[Binding] = &[bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision new nodes (the wizard; or the running provision)").footer("provision")];
+
+/// `x` on the one progress screen: the action a run offers (a provision's failed VM).
+#[rustfmt::skip]
+static TERMINATE_OFFERED: &[Binding] = &[bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(offers)];
+
+fn offers(state: &AppState) -> bool {
+    (state.actions.progress.as_ref()).is_some_and(|p| !p.offers.is_empty())
+}
 
 #[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
@@ -184,7 +194,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Cluster => &[
             actions::FROM_PANES,
             panes::CLUSTER_OWN,
-            provision::FROM_CLUSTER,
+            OPEN_PROVISION,
             panes::TABLE_KEYS,
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
@@ -212,10 +222,9 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Confirm => &[overlay::CONFIRM, DELETE_CHAR, overlay::CONFIRM_CANCEL],
         KeyContext::TextField => &[overlay::TEXT_FIELD, DELETE_CHAR, overlay::CANCEL],
         KeyContext::Explain => &[SCROLL, overlay::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS, panes::MOVES],
+        KeyContext::ActionProgress => &[actions::PROGRESS, TERMINATE_OFFERED, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
@@ -270,16 +279,13 @@ pub fn screen_context(state: &AppState) -> KeyContext {
         Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
-            InputKind::Acknowledge | InputKind::NamePattern | InputKind::Screen(_) => {
-                KeyContext::TextField
-            }
+            InputKind::Screen(_) => KeyContext::TextField,
         },
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
-            Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,

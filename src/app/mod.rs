@@ -12,7 +12,6 @@ pub mod keymap;
 mod keymap_actions;
 mod keymap_overlay;
 mod keymap_panes;
-mod keymap_provision;
 pub mod message;
 pub mod plan_keys;
 pub mod plan_screen;

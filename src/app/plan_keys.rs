@@ -1,109 +1,16 @@
 //! The one gate of every plan screen, whatever it plans: `a` and the typed acknowledgement,
 //! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
-//! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
-//! gives its plan through [`GuardedPlan`]; a screen module holding a plan takes the same gate
-//! as a [`Step`] ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
-use super::action::{Action, Effect, PollerCommand, not_run};
+//! screens share (moves through the guards, `?`, refresh, help). Each kind gives its plan
+//! through [`GuardedPlan`]; the screen module holding it takes the gate as a [`Step`]
+//! ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
+use super::action::{Effect, PollerCommand, not_run};
 use super::binding::Move;
 use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, explain_guard};
-use super::screen::Screen;
 use super::screens::{Ask, Shared, Step};
-use super::state::{AppState, InputKind};
+use super::state::AppState;
 use crate::approval::ApprovedAction;
-
-/// The plan `screen` shows when the shell holds it itself (the provision wizard's; the screen
-/// modules hold theirs).
-fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
-    let wizard = state.provision.wizard.as_mut()?;
-    (screen == Screen::ProvisionWizard).then_some(wizard as &mut dyn GuardedPlan)
-}
-
-fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
-    plan_in(state, state.screen)
-}
-
-/// The keys every plan screen answers alike, for the plan on screen, through the one gate
-/// ([`gate_step`]): the move keys on its guards while they have them, `?` on the selected
-/// guard (help otherwise), `a`, `s`, `r` (a poll), help and the command line. `None` for any
-/// other key, and on a screen without a plan.
-pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
-    let (page, readonly) = (state.page(), state.readonly);
-    let plan = plan_on_screen(state)?;
-    let focused = plan.guards_focused();
-    let key = match (action, move_of(action)) {
-        (_, Some(to)) if focused => GateKey::Move(to),
-        (Action::Explain, _) if focused => GateKey::Explain,
-        (Action::Explain | Action::OpenHelp, _) => GateKey::Help,
-        (Action::Acknowledge, _) => GateKey::Acknowledge,
-        (Action::StartPlan, _) => GateKey::Start,
-        (Action::Refresh, _) => GateKey::Refresh,
-        (Action::OpenCommandLine, _) => {
-            state.open_input(InputKind::Command, String::new());
-            return Some(Vec::new());
-        }
-        _ => return None,
-    };
-    let step = gate_step(plan, key, page, readonly);
-    if step.message.is_some() {
-        state.message = step.message;
-    }
-    if let Some(ask) = step.ask {
-        super::shell::show_ask(state, ask, |_| InputKind::Acknowledge);
-    }
-    Some(step.effects)
-}
-
-/// The move a move key makes.
-fn move_of(action: &Action) -> Option<Move> {
-    Some(match action {
-        Action::MoveDown => Move::Down,
-        Action::MoveUp => Move::Up,
-        Action::MoveFirst => Move::First,
-        Action::MoveLast => Move::Last,
-        Action::PageDown => Move::PageDown,
-        Action::PageUp => Move::PageUp,
-        _ => return None,
-    })
-}
-
-/// Enter on the acknowledgement field of the plan on screen the shell holds itself.
-pub(super) fn acknowledge(state: &mut AppState, text: &str) {
-    let Some(mut wizard) = state.provision.wizard.take() else {
-        return;
-    };
-    if state.screen == Screen::ProvisionWizard
-        && let Some(message) = ack(&mut wizard, text, state).message
-    {
-        state.message = Some(message);
-    }
-    state.provision.wizard = Some(wizard);
-}
-
-/// The plan the shell holds itself, when it is of `cluster` (any, with `None`), reads its guards
-/// again over live status; whether what it shows changed.
-pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
-    let of_cluster = |w: &mut super::provision::Wizard| cluster.is_none_or(|c| w.cluster() == c);
-    let Some(mut wizard) = state.provision.wizard.take_if(of_cluster) else {
-        return false;
-    };
-    let changed = reread(&mut wizard, state);
-    state.provision.wizard = Some(wizard);
-    changed
-}
-
-/// What the plans of `cluster` read their guards over, from the console's state.
-pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardReading<'a> {
-    GuardReading {
-        live: state.fleet.cluster(cluster),
-        discovered: state.clusters.iter().find(|c| c.name == cluster),
-        other_rollout: super::update_upgrade::other_rollout_read(state, cluster),
-        capi_owner: state.fleet.capi.owner(cluster),
-        capi_tree: super::queries::tree_of(state, cluster),
-        config: &state.provision.config,
-    }
-}
 
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
 /// command line's does); a guard that blocks refuses here, audited; a plan not made or read
@@ -127,19 +34,6 @@ pub fn start_step(plan: &dyn GuardedPlan, readonly: bool) -> Step {
             }
         }
     }
-}
-
-/// The dispatcher approved `approved` for the plan `screen` shows: the audited "not run" when
-/// that plan was closed or changed since, or a guard refuses it now (evaluated again first by
-/// the caller); the message line says it. `None` when it may run.
-pub(super) fn not_approved(
-    state: &mut AppState,
-    screen: Screen,
-    approved: &ApprovedAction,
-) -> Option<Vec<Effect>> {
-    let step = refused_approval(plan_in(state, screen).map(|p| &*p), approved)?;
-    state.message = step.message;
-    Some(step.effects)
 }
 
 /// Whether the dispatcher's `approved` may run `plan` (its guards read again first): the
@@ -278,22 +172,14 @@ pub fn explain_step(
 
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
 pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
-    reread(plan, shared.guards)
-}
-
-fn reread(plan: &mut dyn GuardedPlan, source: &dyn GuardSource) -> bool {
     let before = (plan.guards().shown.clone(), plan.approval());
-    plan.read_guards(&source.guard_reading(plan.cluster()));
+    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
     before != (plan.guards().shown.clone(), plan.approval())
 }
 
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
 pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
-    ack(plan, text, shared.guards)
-}
-
-fn ack(plan: &mut dyn GuardedPlan, text: &str, source: &dyn GuardSource) -> Step {
     let Some(needed) = plan.missing_ack().map(String::from) else {
         return Step::default();
     };
@@ -302,13 +188,21 @@ fn ack(plan: &mut dyn GuardedPlan, text: &str, source: &dyn GuardSource) -> Step
         return Step::message(Message::error(typed));
     }
     plan.guards_mut().acks.push(needed);
-    plan.read_guards(&source.guard_reading(plan.cluster()));
+    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
     Step::message(Message::info("acknowledged; s starts"))
 }
 
+/// What the plans of a cluster read their guards over, from the console's state.
 impl GuardSource for AppState {
     fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
-        guard_reading(self, cluster)
+        GuardReading {
+            live: self.fleet.cluster(cluster),
+            discovered: self.clusters.iter().find(|c| c.name == cluster),
+            other_rollout: super::update_upgrade::other_rollout_read(self, cluster),
+            capi_owner: self.fleet.capi.owner(cluster),
+            capi_tree: super::queries::tree_of(self, cluster),
+            config: &self.provision.config,
+        }
     }
 }
 

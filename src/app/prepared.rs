@@ -100,7 +100,7 @@ pub fn prepare(state: &mut AppState) {
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
         Screen::Clusters => &[TableKind::Clusters],
-        Screen::ProvisionWizard | Screen::Action => &[],
+        Screen::Action => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
     };

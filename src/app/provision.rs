@@ -1,243 +1,13 @@
-//! What the console knows about provisioning: the providers' settings and the wizard
-//! (provider, role, template or OneFlow service, count, name pattern, the plan). A run's VMs
-//! are the one progress screen's steps. Plain data; `update_provision` changes it.
+//! What the shell knows for provisioning, whichever screen provisions: the console's config,
+//! OpenNebula's environment and the kubeconfig; its provision keys; what the journals'
+//! followers report (`JournalVms`). Plain data; `update_provision` folds it, `views::provision` is the wizard.
 use std::sync::Arc;
 
-use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
+use crate::config::Config;
 use crate::opennebula::auth::OneEnvironment;
-use crate::provision::cluster::{cluster_addresses, guards_over_status};
-use crate::provision::{JournalEntry, ProvisionPlan};
+use crate::provision::JournalEntry;
 
-use super::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards, cluster_and_guards};
-use crate::approval::MutatingAction;
-
-/// Most VMs one wizard asks for.
-pub const MAX_COUNT: usize = 20;
-
-/// The keys of the wizard, and the progress screen's terminate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProvisionKey {
-    /// `p` / `:provision`: the wizard for the cluster in use.
-    Open,
-    NextValue,
-    PreviousValue,
-    More,
-    Less,
-    /// Type the name pattern.
-    EditPattern,
-    /// Ask the provider for the plan.
-    MakePlan,
-    /// The failed VM the progress of a provision names, through the dispatcher.
-    Terminate,
-}
-
-/// One thing new VMs can come from, as the provider lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceChoice {
-    pub id: u64,
-    pub name: String,
-    /// OneFlow services: their role names; empty for VM templates.
-    pub roles: Vec<String>,
-}
-
-impl SourceChoice {
-    pub fn label(&self) -> String {
-        if self.roles.is_empty() {
-            format!("{} (id {})", self.name, self.id)
-        } else {
-            format!(
-                "{} (id {}; roles {})",
-                self.name,
-                self.id,
-                self.roles.join(", ")
-            )
-        }
-    }
-
-    fn is(&self, wanted: &NameOrId) -> bool {
-        match wanted {
-            NameOrId::Id(id) => *id == self.id,
-            NameOrId::Name(name) => *name == self.name,
-        }
-    }
-}
-
-/// The provider's list, as far as it came.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceList {
-    Loading,
-    Failed(String),
-    Ready(Vec<SourceChoice>),
-}
-
-/// The wizard's fields, top to bottom.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Provider,
-    Role,
-    Source,
-    Count,
-    Names,
-}
-
-impl Field {
-    pub const ALL: [Field; 5] = [
-        Field::Provider,
-        Field::Role,
-        Field::Source,
-        Field::Count,
-        Field::Names,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Field::Provider => "Provider",
-            Field::Role => "Role",
-            Field::Source => "Source",
-            Field::Count => "Count",
-            Field::Names => "Names",
-        }
-    }
-}
-
-/// A configured provider the wizard offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderChoice {
-    pub name: String,
-    pub kind: ProviderKind,
-}
-
-/// The wizard of one cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wizard {
-    /// The cluster as shown.
-    pub cluster: String,
-    /// Its key in taloscope's config.
-    pub key: String,
-    /// The cluster's own provider first.
-    pub providers: Vec<ProviderChoice>,
-    pub provider: usize,
-    pub role: MachineRole,
-    pub sources: SourceList,
-    pub source: usize,
-    pub count: usize,
-    pub pattern: String,
-    pub field: Field,
-    pub plan: AskedPlan<ProvisionPlan>,
-    /// Bumped per plan asked for: only the latest answer is kept.
-    pub asked: u64,
-    /// The plan's guards over live status, as `provision --plan` prints them (the same list
-    /// the headless command checks), and the acknowledgements typed; the runner checks them
-    /// again.
-    pub guards: PlanGuards,
-    /// The guards, not the request's fields, have the move keys.
-    pub guards_focused: bool,
-    /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
-    pub machine_config_endpoint: Option<String>,
-}
-
-impl Wizard {
-    pub fn provider(&self) -> Option<&ProviderChoice> {
-        self.providers.get(self.provider)
-    }
-
-    pub fn chosen_source(&self) -> Option<&SourceChoice> {
-        match &self.sources {
-            SourceList::Ready(list) => list.get(self.source),
-            _ => None,
-        }
-    }
-
-    /// What the source field is called for this provider.
-    pub fn source_title(&self) -> &'static str {
-        match self.provider().map(|p| p.kind) {
-            Some(ProviderKind::Oneflow) => "Service",
-            _ => "Template",
-        }
-    }
-
-    /// Selects the source the config names for this cluster and role.
-    pub fn select_configured_source(&mut self, config: &Config) {
-        let Some(entry) = config.clusters.get(&self.key) else {
-            return;
-        };
-        let wanted = match self.provider().map(|p| p.kind) {
-            Some(ProviderKind::Oneflow) => entry.service.as_ref(),
-            _ => entry.templates.get(self.role),
-        };
-        if let (Some(wanted), SourceList::Ready(list)) = (wanted, &self.sources)
-            && let Some(i) = list.iter().position(|c| c.is(wanted))
-        {
-            self.source = i;
-        }
-    }
-
-    /// The config the planner reads: the cluster's entry with the chosen
-    /// provider's source for the chosen role, so the plan is made by the
-    /// same planner the headless command uses.
-    pub fn planning_config(&self, config: &Config) -> Config {
-        let mut config = config.clone();
-        let entry = config.clusters.entry(self.key.clone()).or_default();
-        if let Some(source) = self.chosen_source() {
-            let id = NameOrId::Id(source.id);
-            match self.provider().map(|p| p.kind) {
-                Some(ProviderKind::Oneflow) => entry.service = Some(id),
-                _ => match self.role {
-                    MachineRole::Worker => entry.templates.worker = Some(id),
-                    MachineRole::Controlplane => entry.templates.controlplane = Some(id),
-                },
-            }
-        }
-        config
-    }
-}
-
-impl GuardedPlan for Wizard {
-    cluster_and_guards!();
-
-    fn unready(&self) -> Option<String> {
-        self.plan.unready("Enter makes the plan, s then provisions")
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.guards_focused
-    }
-
-    /// The list `provision --plan` prints, over the fleet model's live status.
-    fn read_guards(&mut self, reading: &GuardReading<'_>) {
-        let live = reading.live.filter(|l| l.has_data());
-        let guards = match (&self.plan, live) {
-            (AskedPlan::Ready(plan), Some(live)) => {
-                let addresses = reading
-                    .discovered
-                    .map(cluster_addresses)
-                    .unwrap_or_default();
-                guards_over_status(
-                    plan,
-                    reading.config,
-                    &addresses,
-                    &live.status,
-                    self.machine_config_endpoint.as_deref(),
-                    reading.capi_owner,
-                )
-            }
-            _ => Vec::new(),
-        };
-        self.guards.set(guards);
-    }
-
-    fn approval(&self) -> Option<MutatingAction> {
-        self.plan.ready().map(ProvisionPlan::action)
-    }
-
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.plan
-            .ready()
-            .is_some_and(|plan| plan.is_approved_by(approved))
-    }
-}
-
-/// Everything about provisioning in the console.
+/// What provisioning reads of the console, whichever screen provisions.
 #[derive(Debug, Clone, Default)]
 pub struct ProvisionState {
     /// taloscope's config (providers, per-cluster sources and machine configs).
@@ -246,45 +16,22 @@ pub struct ProvisionState {
     pub one_env: Arc<OneEnvironment>,
     /// The merged kubeconfig the join checks are built from.
     pub kubeconfig: Option<kube::config::Kubeconfig>,
-    pub wizard: Option<Wizard>,
 }
 
-/// What provisioning IO tasks report to the app.
-#[derive(Debug, Clone)]
-pub enum ProvisionUpdate {
-    /// The provider's templates or OneFlow services.
-    Sources {
-        cluster: String,
-        provider: String,
-        result: Result<Vec<SourceChoice>, String>,
-    },
-    /// The plan asked for as `asked`.
-    Planned {
-        cluster: String,
-        asked: u64,
-        result: Result<Box<ProvisionPlan>, String>,
-        /// The plan's machine config endpoint, read with it (for its guard).
-        machine_config_endpoint: Option<String>,
-    },
-    /// What the provision journals of `clusters` (shown by name) left, each VM with its
-    /// cluster's key: unfinished ones (a killed console's) being followed again until they
-    /// joined, failed ones a terminate may end; shown as a provision's progress.
-    FromJournals {
-        clusters: Vec<String>,
-        vms: Vec<(String, JournalEntry)>,
-    },
+/// The shell's provision keys: the wizard, and the progress screen's terminate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProvisionKey {
+    /// `p` / `:provision`: the wizard for the cluster in use.
+    Open,
+    /// The failed VM the progress of a provision names, through the dispatcher.
+    Terminate,
 }
 
-/// Work for the event loop.
+/// What the provision journals of `clusters` (shown by name) left, each VM with its cluster's
+/// key: unfinished ones (a killed console's) being followed again until they joined, failed
+/// ones a terminate may end; shown as a provision's progress.
 #[derive(Debug, Clone)]
-pub enum ProvisionEffect {
-    /// List the provider's templates or services.
-    ListSources { cluster: String, provider: String },
-    /// Make the plan with the headless command's planner.
-    Plan {
-        cluster: String,
-        asked: u64,
-        config: Box<Config>,
-        request: crate::provision::PlanRequest,
-    },
+pub struct JournalVms {
+    pub clusters: Vec<String>,
+    pub vms: Vec<(String, JournalEntry)>,
 }

@@ -13,8 +13,6 @@ pub enum Screen {
     /// Every field of one node (the nodes table's selection), its services
     /// and recent events.
     NodeDetail,
-    /// The provision wizard of the cluster in use.
-    ProvisionWizard,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).

@@ -347,6 +347,7 @@ mod tests {
                 "health",
                 "kube-plan",
                 "logs",
+                "provision",
                 "resources",
                 "upgrade-plan"
             ]

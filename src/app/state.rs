@@ -85,10 +85,6 @@ pub enum InputKind {
     Command,
     /// `/` filter over the list.
     Filter,
-    /// The acknowledgement a guard's warning needs.
-    Acknowledge,
-    /// The provision wizard's VM name pattern.
-    NamePattern,
     /// A screen module's field, its prompt given; Enter gives the text to the module.
     Screen(&'static str),
 }
@@ -164,7 +160,7 @@ pub struct AppState {
     /// This console's run holder, `user@host/pid-start` (set by the event
     /// loop): a rollout Lease it holds itself is not another run's.
     pub identity: String,
-    /// The provision wizard and the VMs provisioned here.
+    /// What provisioning reads: the config, OpenNebula's environment, the kubeconfig.
     pub provision: super::provision::ProvisionState,
     /// The operator's place in node detail's recent events (newest first).
     pub node_events: super::scroll::Scroll,
@@ -261,7 +257,7 @@ impl AppState {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Clusters => Some(TableKind::Clusters),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => None,
+            Screen::NodeDetail | Screen::Action => None,
             Screen::Capi => None,
             Screen::Module(_) => None,
         }
@@ -271,9 +267,7 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => {
-                self.current.as_deref()
-            }
+            Screen::Cluster(_) | Screen::NodeDetail | Screen::Action => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)

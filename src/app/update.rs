@@ -155,9 +155,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Action => {
                     super::update_progress::on_key(state, other)
                 }
-                None if state.screen == Screen::ProvisionWizard => {
-                    provision::on_wizard(state, other)
-                }
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
@@ -170,7 +167,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
                     }
                     Action::Provision(super::provision::ProvisionKey::Open) => {
-                        provision::open_wizard(state)
+                        provision::open(state)
                     }
                     Action::ShowRollout => {
                         upgrade::show_rollout(state);
@@ -236,10 +233,6 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
     let certificates = matches!(event, crate::fleet::FleetEvent::Certificates { .. });
     let mut redraw = panes::on_fleet_event(state, event);
-    redraw |= super::plan_keys::read_guards(state, Some(&cluster));
-    if capi {
-        redraw |= super::plan_keys::read_guards(state, None);
-    }
     let change = super::screens::FleetChange {
         cluster: &cluster,
         certificates,
@@ -260,7 +253,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Provision(update) => provision::on_update(state, *update),
+        AppEvent::Provision(vms) => provision::from_journals(state, *vms),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::Discovered(discovery) => {
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -335,14 +328,6 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match line.kind {
                 InputKind::Filter => Vec::new(),
                 InputKind::Command => run_command(state, &line.text),
-                InputKind::Acknowledge => {
-                    super::plan_keys::acknowledge(state, &line.text);
-                    Vec::new()
-                }
-                InputKind::NamePattern => {
-                    provision::set_pattern(state, &line.text);
-                    Vec::new()
-                }
                 InputKind::Screen(_) => super::shell::on_input(state, &line.text),
             };
         }
@@ -415,7 +400,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         Ok(Some(Command::UpgradeKubernetes(target))) => {
             upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
         }
-        Ok(Some(Command::Provision)) => provision::open_wizard(state),
+        Ok(Some(Command::Provision)) => provision::open(state),
         Ok(Some(Command::Provisions)) => {
             provision::show(state);
             Vec::new()

@@ -157,8 +157,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
-        // The provision wizard re-evaluates its guards apart (update_upgrade).
-        Screen::Clusters | Screen::ProvisionWizard | Screen::Action => false,
+        Screen::Clusters | Screen::Action => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
         Screen::Capi => false,

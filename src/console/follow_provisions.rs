@@ -9,13 +9,14 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::run_provision_wizard::{ProvisionIo, provider};
+use super::run_provision_wizard::provider;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
-use crate::app::provision::ProvisionUpdate;
+use crate::app::provision::JournalVms;
 use crate::app::state::AppState;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
+use crate::opennebula::auth::OneEnvironment;
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
@@ -83,9 +84,17 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
         };
         tokio::spawn(follow_all(groups, config, io, names));
     }
-    let from_journals = ProvisionUpdate::FromJournals { clusters, vms };
+    let from_journals = JournalVms { clusters, vms };
     actions.push(Action::Event(AppEvent::Provision(Box::new(from_journals))));
     actions
+}
+
+/// What the followers take from the console: OpenNebula's environment, the kubeconfig, and
+/// the app channel they report on.
+struct ProvisionIo {
+    one_env: Arc<OneEnvironment>,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    app: mpsc::Sender<AppEvent>,
 }
 
 /// Unfinished VMs of one provider (at one endpoint) and role from a journal.

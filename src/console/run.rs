@@ -316,9 +316,6 @@ fn perform(
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
-        Effect::Provision(effect) => {
-            super::run_provision_wizard::perform(&console.state, *effect, app_tx)
-        }
         // A guard refused the action on its plan: audited as the command line's refusal is.
         Effect::Refuse { action, why } => Some(Action::Notify(Message::warn(
             console.dispatcher.refused(&action, &why),
@@ -363,6 +360,9 @@ fn perform(
             }
             if let Some(create) = task.get::<crate::views::create::CreateTask>() {
                 super::run_create::perform(console, create.clone(), app_tx);
+            }
+            if let Some(task) = task.get::<crate::views::provision::ProvisionTask>() {
+                super::run_provision_wizard::perform(&console.state, task.clone(), app_tx);
             }
             if let Some(task) = task.get::<crate::views::config::ConfigTask>() {
                 return super::run_config::perform(&console.state, task, app_tx);

@@ -1,28 +1,17 @@
-//! The provision wizard's IO from the event loop: the provider's sources listed and the plan
-//! made with the headless command's planner, each in a task that reports through the app
-//! channel.
+//! The provision wizard's IO (its screen tasks): the provider's sources listed and the plan
+//! made with the headless command's planner, each in a task that tells the screen.
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::app::action::{Action, AppEvent};
-use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
+use crate::app::action::AppEvent;
 use crate::app::state::AppState;
 use crate::cluster_lifecycle::provider_named;
 use crate::config::Config;
-use crate::discovery::Cluster;
 use crate::opennebula::auth::OneEnvironment;
 use crate::provision::cluster::{join_checks, machine_config_endpoint, names_in_use};
-use crate::provision::{PlanRequest, Provider, ProviderClients, plan};
-
-pub(super) type Kubeconfig = Option<kube::config::Kubeconfig>;
-
-fn send(app: &mpsc::Sender<AppEvent>, update: ProvisionUpdate) -> impl Future<Output = ()> {
-    let app = app.clone();
-    async move {
-        let _ = app.send(AppEvent::Provision(Box::new(update))).await;
-    }
-}
+use crate::provision::{Provider, ProviderClients, plan};
+use crate::views::provision::{NAME, ProvisionNews, ProvisionTask, SourceChoice};
 
 pub(super) fn provider(
     config: &Config,
@@ -65,89 +54,59 @@ async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
     }
 }
 
-/// Runs one effect of the wizard; what comes back is fed to update.
-pub(super) fn perform(
-    state: &AppState,
-    effect: ProvisionEffect,
-    app: &mpsc::Sender<AppEvent>,
-) -> Option<Action> {
-    let io = ProvisionIo {
-        one_env: Arc::clone(&state.provision.one_env),
-        kubeconfig: state.provision.kubeconfig.clone(),
-        app: app.clone(),
-    };
-    match effect {
-        ProvisionEffect::ListSources { cluster, provider } => {
-            let config = Arc::clone(&state.provision.config);
-            tokio::spawn(io.list_sources(config, cluster, provider));
-        }
-        ProvisionEffect::Plan {
-            cluster: name,
-            asked,
-            config,
-            request,
-        } => {
-            let found = super::cluster(state, &name);
-            tokio::spawn(io.plan(found, name, asked, config, request));
-        }
-    }
-    None
-}
-
-/// What a provisioning task (the wizard's, a journal's follower) takes from the console:
-/// OpenNebula's environment, the kubeconfig, and the app channel it reports on.
-pub(super) struct ProvisionIo {
-    pub(super) one_env: Arc<OneEnvironment>,
-    pub(super) kubeconfig: Kubeconfig,
-    pub(super) app: mpsc::Sender<AppEvent>,
-}
-
-impl ProvisionIo {
-    /// The provider's templates or services, for the plan form.
-    async fn list_sources(self, config: Arc<Config>, cluster: String, name: String) {
-        let result = match provider(&config, &self.one_env, &name) {
-            Ok(p) => list_sources(p).await,
-            Err(e) => Err(e),
-        };
-        let update = ProvisionUpdate::Sources {
+/// Runs one task of the wizard; its answer goes to the screen.
+pub(super) fn perform(state: &AppState, task: ProvisionTask, app: &mpsc::Sender<AppEvent>) {
+    let one_env = Arc::clone(&state.provision.one_env);
+    match task {
+        ProvisionTask::ListSources {
             cluster,
             provider: name,
-            result,
-        };
-        send(&self.app, update).await;
-    }
-    /// The plan, made with the headless command's planner and the names already taken, and its
-    /// machine config's endpoint (read here: the wizard's guards are evaluated in update).
-    async fn plan(
-        self,
-        found: Result<Cluster, String>,
-        cluster: String,
-        asked: u64,
-        planning: Box<Config>,
-        request: PlanRequest,
-    ) {
-        let result = async {
-            let found = found?;
-            let name = request.provider.clone().unwrap_or_default();
-            let provider = provider(&planning, &self.one_env, &name)?;
-            let (checks, _) = join_checks(&found, self.kubeconfig.as_ref()).await?;
-            let taken = names_in_use(&checks).await;
-            plan(&planning, &provider, &request, &taken)
-                .await
-                .map(Box::new)
-                .map_err(|e| e.to_string())
+        } => {
+            let config = Arc::clone(&state.provision.config);
+            super::answer(app, NAME, async move {
+                let result = match provider(&config, &one_env, &name) {
+                    Ok(p) => list_sources(p).await,
+                    Err(e) => Err(e),
+                };
+                ProvisionNews::Sources {
+                    cluster,
+                    provider: name,
+                    result,
+                }
+            });
         }
-        .await;
-        let machine_config_endpoint = result
-            .as_ref()
-            .ok()
-            .and_then(|p| machine_config_endpoint(p));
-        let update = ProvisionUpdate::Planned {
+        ProvisionTask::Plan {
             cluster,
             asked,
-            result,
-            machine_config_endpoint,
-        };
-        send(&self.app, update).await;
+            config: planning,
+            request,
+        } => {
+            let found = super::cluster(state, &cluster);
+            let kubeconfig = state.provision.kubeconfig.clone();
+            super::answer(app, NAME, async move {
+                // The plan, made with the headless command's planner and the names already
+                // taken, and its machine config's endpoint (for the wizard's guards).
+                let result = async {
+                    let found = found?;
+                    let name = request.provider.clone().unwrap_or_default();
+                    let provider = provider(&planning, &one_env, &name)?;
+                    let (checks, _) = join_checks(&found, kubeconfig.as_ref()).await?;
+                    let taken = names_in_use(&checks).await;
+                    let planned = plan(&planning, &provider, &request, &taken).await;
+                    planned.map(Box::new).map_err(|e| e.to_string())
+                }
+                .await;
+                let endpoint = result
+                    .as_ref()
+                    .ok()
+                    .and_then(|p| machine_config_endpoint(p));
+                ProvisionNews::Planned {
+                    cluster,
+                    asked,
+                    result,
+                    machine_config_endpoint: endpoint,
+                }
+            });
+        }
     }
 }

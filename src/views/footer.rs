@@ -49,8 +49,6 @@ fn prompt(kind: InputKind) -> &'static str {
     match kind {
         InputKind::Command => ":",
         InputKind::Filter => "/",
-        InputKind::Acknowledge => "acknowledge> ",
-        InputKind::NamePattern => "names> ",
         InputKind::Screen(prompt) => prompt,
     }
 }

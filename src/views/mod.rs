@@ -57,6 +57,7 @@ pub fn screens() -> Screens {
         Box::new(health::Checklist::default()),
         Box::new(upgrade_plan::KubePlanModule::default()),
         Box::new(logs::LogsScreen::default()),
+        Box::new(provision::ProvisionScreen::default()),
         Box::new(resources::ResourcesScreen::default()),
         Box::new(upgrade_plan::TalosPlanModule::default()),
     ])
@@ -108,9 +109,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Fleet => fleet::render(state, look, body, buf),
         Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
         Screen::NodeDetail => node_detail::render(state, look, body, buf),
-        Screen::ProvisionWizard => {
-            (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
-        }
         Screen::Action => (&progress::ProgressView {
             progress: state.actions.progress.as_ref(),
             clock: state.wall_clock,

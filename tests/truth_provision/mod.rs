@@ -1,14 +1,16 @@
 //! The provision half of one_truth: for one cluster of a scenario with a provider, every role
-//! on every provider planned through the console's wizard (its pure update step, the effect it
+//! on every provider planned through the console's wizard (its pure update step, the task it
 //! asks for answered by the same functions the console's IO calls, its guards over the
 //! console's fleet model) and through `provision --plan`'s functions, compared field by field.
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use crossterm::event::{KeyCode, KeyEvent};
 use taloscope::app::plan_screen::{AskedPlan, set_guards};
-use taloscope::app::provision::{ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceChoice};
+use taloscope::app::provision::ProvisionKey;
 use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::capi::read_owner;
@@ -23,6 +25,9 @@ use taloscope::provision::cluster::{
 };
 use taloscope::provision::provider::provider_for;
 use taloscope::provision::{PlanRequest, Provider, ProviderClients, ProvisionPlan, connect, plan};
+use taloscope::views::provision::{
+    NAME, ProvisionNews, ProvisionScreen, ProvisionTask, SourceChoice, Wizard,
+};
 
 use super::talos_common::{Sim, within};
 
@@ -65,11 +70,32 @@ async fn sources(provider: &Provider) -> Vec<SourceChoice> {
     }
 }
 
-fn provision_effect(effects: Vec<Effect>) -> ProvisionEffect {
+fn provision_task(effects: Vec<Effect>) -> ProvisionTask {
     match effects.as_slice() {
-        [Effect::Provision(e)] => (**e).clone(),
-        other => panic!("expected one provision effect, got {other:?}"),
+        [Effect::Screen(t)] if t.get::<ProvisionTask>().is_some() => t
+            .get::<ProvisionTask>()
+            .cloned()
+            .expect("the wizard's task"),
+        other => panic!("expected one task of the wizard, got {other:?}"),
     }
+}
+
+/// A key pressed on the wizard.
+fn key(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
+    update(state, Action::ScreenKey(KeyEvent::from(code)))
+}
+
+/// What the wizard's IO tells it.
+fn tell(state: &mut AppState, news: ProvisionNews) {
+    update(
+        state,
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+    );
+}
+
+fn wizard(state: &AppState) -> &Wizard {
+    let screen = state.screens.find::<ProvisionScreen>();
+    screen.and_then(|s| s.wizard.as_ref()).expect("wizard")
 }
 
 /// The console: the wizard on `cluster` with `provider` and `role` chosen, its plan asked for
@@ -81,37 +107,35 @@ async fn wizard_plan(
     provider: &str,
     role: MachineRole,
 ) -> (Result<ProvisionPlan, String>, Vec<Guard>) {
-    state.provision.wizard = None;
     state.use_cluster(&cluster.name);
     state.screen = Screen::Cluster(Pane::Nodes);
-    let mut effect = provision_effect(update(state, Action::Provision(ProvisionKey::Open)));
+    let mut effect = provision_task(update(state, Action::Provision(ProvisionKey::Open)));
     loop {
-        let ProvisionEffect::ListSources { provider: p, .. } = &effect else {
+        let ProvisionTask::ListSources { provider: p, .. } = &effect else {
             panic!("{effect:?}");
         };
         let list = sources(&provider_named(&state.provision.config, p)).await;
-        let answer = ProvisionUpdate::Sources {
+        let answer = ProvisionNews::Sources {
             cluster: cluster.name.clone(),
             provider: p.clone(),
             result: Ok(list),
         };
-        update(state, Action::Event(AppEvent::Provision(Box::new(answer))));
-        let w = state.provision.wizard.as_ref().expect("wizard");
-        if w.provider().map(|p| p.name.as_str()) == Some(provider) {
+        tell(state, answer);
+        if wizard(state).provider().map(|p| p.name.as_str()) == Some(provider) {
             break;
         }
-        effect = provision_effect(update(state, Action::Provision(ProvisionKey::NextValue)));
+        effect = provision_task(key(state, KeyCode::Char('l')));
     }
     if role == MachineRole::Controlplane {
-        update(state, Action::MoveDown);
-        update(state, Action::Provision(ProvisionKey::NextValue));
+        key(state, KeyCode::Down);
+        key(state, KeyCode::Char('l'));
     }
-    let ProvisionEffect::Plan {
+    let ProvisionTask::Plan {
         asked,
         config,
         request,
         ..
-    } = provision_effect(update(state, Action::Provision(ProvisionKey::MakePlan)))
+    } = provision_task(key(state, KeyCode::Enter))
     else {
         panic!("expected the plan effect");
     };
@@ -127,14 +151,14 @@ async fn wizard_plan(
         .as_ref()
         .ok()
         .and_then(|p| machine_config_endpoint(p));
-    let answer = ProvisionUpdate::Planned {
+    let answer = ProvisionNews::Planned {
         cluster: cluster.name.clone(),
         asked,
         result,
         machine_config_endpoint: endpoint,
     };
-    update(state, Action::Event(AppEvent::Provision(Box::new(answer))));
-    let w = state.provision.wizard.as_ref().expect("wizard");
+    tell(state, answer);
+    let w = wizard(state);
     let plan = match &w.plan {
         AskedPlan::Ready(plan) => Ok((**plan).clone()),
         AskedPlan::Failed(e) => Err(e.clone()),
@@ -196,7 +220,8 @@ pub async fn compare(
     if !config.clusters.contains_key(&config_key(&config, cluster)) {
         return 0;
     }
-    let mut state = AppState::new(discovery.clone(), false);
+    let mut state =
+        AppState::new(discovery.clone(), false).with_screens(taloscope::views::screens());
     state.fleet = fleet.clone();
     state.provision.config = Arc::new(config.clone());
     let kubeconfig = discovery.kubeconfig.as_ref();

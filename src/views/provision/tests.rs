@@ -9,16 +9,23 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::AppEvent;
+use crate::app::action::{Action, AppEvent, Effect};
+use crate::app::actions::ActionRun;
 use crate::app::keymap;
-use crate::app::provision::SourceChoice;
-use crate::app::state::Overlay;
-use crate::app::test_fixtures::{console_of, discovered};
+use crate::app::plan_keys::ACK_PROMPT;
+use crate::app::provision::{JournalVms, ProvisionKey};
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::ScreenNews;
+use crate::app::state::{AppState, InputKind, Overlay};
+use crate::app::test_fixtures::{console_of, discovered, press};
 use crate::app::update::update;
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{Answer, ApprovedAction, AuditLog, Dispatcher, Gate, Verdict};
 use crate::config::{Config, NameOrId, ProviderKind};
 use crate::fleet::{EtcdReport, FleetEvent, Quorum};
+use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
+use crate::operation::runner_events::ProvisionSteps;
+use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
 const CONFIG: &str = "
@@ -80,17 +87,41 @@ fn templates() -> Vec<SourceChoice> {
         .collect()
 }
 
-fn event(s: &mut AppState, update: ProvisionUpdate) -> Vec<Effect> {
-    super::super::update::update(s, Action::Event(AppEvent::Provision(Box::new(update))))
+fn event(s: &mut AppState, u: JournalVms) -> Vec<Effect> {
+    update(s, Action::Event(AppEvent::Provision(Box::new(u))))
+}
+
+/// What the wizard's IO tasks tell it.
+fn news(s: &mut AppState, news: ProvisionNews) -> Vec<Effect> {
+    update(
+        s,
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+    )
+}
+
+fn screen_of(s: &AppState) -> &ProvisionScreen {
+    s.screens.find::<ProvisionScreen>().unwrap()
+}
+
+fn wizard_of(s: &AppState) -> &Wizard {
+    screen_of(s).wizard.as_ref().unwrap()
+}
+
+/// The wizard's task among `effects`.
+fn task_of(effects: &[Effect]) -> Option<&ProvisionTask> {
+    match effects {
+        [Effect::Screen(task)] => task.get::<ProvisionTask>(),
+        _ => None,
+    }
 }
 
 /// The wizard open, the templates listed.
 fn wizard() -> AppState {
     let mut s = state();
     update(&mut s, Action::Provision(ProvisionKey::Open));
-    event(
+    news(
         &mut s,
-        ProvisionUpdate::Sources {
+        ProvisionNews::Sources {
             cluster: "lab".into(),
             provider: "lab-one".into(),
             result: Ok(templates()),
@@ -122,12 +153,12 @@ fn plan(count: usize) -> ProvisionPlan {
 fn planned(count: usize) -> AppState {
     let mut s = wizard();
     for _ in 1..count {
-        update(&mut s, Action::Provision(ProvisionKey::More));
+        press(&mut s, KeyCode::Char('+'));
     }
-    let effects = update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    let effects = press(&mut s, KeyCode::Enter);
     assert!(matches!(
-        effects.as_slice(),
-        [Effect::Provision(e)] if matches!(**e, ProvisionEffect::Plan { asked: 1, .. })
+        task_of(&effects),
+        Some(ProvisionTask::Plan { asked: 1, .. })
     ));
     answer_plan(&mut s, 1, plan(count), LAB_ENDPOINT);
     s
@@ -135,9 +166,9 @@ fn planned(count: usize) -> AppState {
 
 /// The plan asked for as `asked` answered with `plan`, its machine config joining `endpoint`.
 fn answer_plan(s: &mut AppState, asked: u64, plan: ProvisionPlan, endpoint: &str) {
-    event(
+    news(
         s,
-        ProvisionUpdate::Planned {
+        ProvisionNews::Planned {
             cluster: "lab".into(),
             asked,
             result: Ok(Box::new(plan)),
@@ -185,7 +216,7 @@ fn vm(id: u64, name: &str, lcm: &str, stage: ProvisionStage) -> VmProgress {
 /// Two workers started through the dispatcher: the progress on the one progress screen.
 fn running() -> AppState {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::StartPlan));
+    let action = gated(press(&mut s, KeyCode::Char('s')));
     let effects = update(
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
@@ -224,14 +255,14 @@ fn p_on_a_cluster_opens_the_wizard_with_the_clusters_provider_first() {
         Some(Action::TogglePause)
     ));
     let effects = update(&mut s, action);
-    assert_eq!(s.screen, Screen::ProvisionWizard);
-    let w = s.provision.wizard.as_ref().unwrap();
+    assert_eq!(s.screen, Screen::Module(NAME));
+    let w = wizard_of(&s);
     assert_eq!(w.providers[0].name, "lab-one");
     assert_eq!(w.providers[1].name, "cloud-a");
     assert_eq!(w.sources, SourceList::Loading);
     assert!(matches!(
-        effects.as_slice(),
-        [Effect::Provision(e)] if matches!(&**e, ProvisionEffect::ListSources { provider, .. } if provider == "lab-one")
+        task_of(&effects),
+        Some(ProvisionTask::ListSources { provider, .. }) if provider == "lab-one"
     ));
 }
 
@@ -243,12 +274,12 @@ fn provision_command_opens_it_too_and_no_providers_is_said() {
         update(&mut s, Action::Insert(c));
     }
     update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::ProvisionWizard);
+    assert_eq!(s.screen, Screen::Module(NAME));
 
     let mut s = state();
     s.provision.config = Arc::new(Config::default());
     update(&mut s, Action::Provision(ProvisionKey::Open));
-    assert_ne!(s.screen, Screen::ProvisionWizard);
+    assert_ne!(s.screen, Screen::Module(NAME));
     let m = s.message.unwrap();
     assert!(m.text.contains("no providers"), "{}", m.text);
 }
@@ -256,24 +287,21 @@ fn provision_command_opens_it_too_and_no_providers_is_said() {
 #[test]
 fn sources_select_the_configured_template_and_role_changes_it() {
     let mut s = wizard();
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(&s);
     assert_eq!(w.chosen_source().unwrap().name, "talos-worker");
     // A late answer for another provider changes nothing.
-    event(
+    news(
         &mut s,
-        ProvisionUpdate::Sources {
+        ProvisionNews::Sources {
             cluster: "lab".into(),
             provider: "cloud-a".into(),
             result: Err("refused".into()),
         },
     );
-    assert!(matches!(
-        s.provision.wizard.as_ref().unwrap().sources,
-        SourceList::Ready(_)
-    ));
-    update(&mut s, Action::MoveDown);
-    update(&mut s, Action::Provision(ProvisionKey::NextValue));
-    let w = s.provision.wizard.as_ref().unwrap();
+    assert!(matches!(wizard_of(&s).sources, SourceList::Ready(_)));
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Char('l'));
+    let w = wizard_of(&s);
     assert_eq!(w.role, MachineRole::Controlplane);
     assert_eq!(
         w.chosen_source().unwrap().id,
@@ -281,9 +309,9 @@ fn sources_select_the_configured_template_and_role_changes_it() {
         "controlplane: 7 in the config"
     );
     // The planner is handed the chosen template for the chosen role.
-    update(&mut s, Action::MoveDown);
-    update(&mut s, Action::Provision(ProvisionKey::PreviousValue));
-    let w = s.provision.wizard.as_ref().unwrap();
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Char('h'));
+    let w = wizard_of(&s);
     let config = w.planning_config(&s.provision.config);
     assert_eq!(
         config.clusters["lab"].templates.controlplane,
@@ -294,15 +322,15 @@ fn sources_select_the_configured_template_and_role_changes_it() {
 #[test]
 fn count_stays_in_bounds_and_a_provider_change_lists_again() {
     let mut s = wizard();
-    update(&mut s, Action::Provision(ProvisionKey::Less));
-    assert_eq!(s.provision.wizard.as_ref().unwrap().count, 1);
+    press(&mut s, KeyCode::Char('-'));
+    assert_eq!(wizard_of(&s).count, 1);
     for _ in 0..30 {
-        update(&mut s, Action::Provision(ProvisionKey::More));
+        press(&mut s, KeyCode::Char('+'));
     }
-    assert_eq!(s.provision.wizard.as_ref().unwrap().count, MAX_COUNT);
-    update(&mut s, Action::MoveFirst);
-    let effects = update(&mut s, Action::Provision(ProvisionKey::NextValue));
-    let w = s.provision.wizard.as_ref().unwrap();
+    assert_eq!(wizard_of(&s).count, MAX_COUNT);
+    press(&mut s, KeyCode::Char('g'));
+    let effects = press(&mut s, KeyCode::Char('l'));
+    let w = wizard_of(&s);
     assert_eq!(w.provider().unwrap().name, "cloud-a");
     assert_eq!(w.source_title(), "Service");
     assert_eq!(w.sources, SourceList::Loading);
@@ -312,28 +340,22 @@ fn count_stays_in_bounds_and_a_provider_change_lists_again() {
 #[test]
 fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     let mut s = wizard();
-    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
-    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    press(&mut s, KeyCode::Enter);
+    press(&mut s, KeyCode::Enter);
     answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
-    assert_eq!(
-        s.provision.wizard.as_ref().unwrap().plan,
-        AskedPlan::Planning(2)
-    );
+    assert_eq!(wizard_of(&s).plan, AskedPlan::Planning(2));
     let error = "/s/worker.yaml: machine.type is \"controlplane\", not worker";
-    event(
+    news(
         &mut s,
-        ProvisionUpdate::Planned {
+        ProvisionNews::Planned {
             cluster: "lab".into(),
             asked: 2,
             result: Err(error.into()),
             machine_config_endpoint: None,
         },
     );
-    assert_eq!(
-        s.provision.wizard.as_ref().unwrap().plan,
-        AskedPlan::Failed(error.into())
-    );
-    assert!(update(&mut s, Action::StartPlan).is_empty());
+    assert_eq!(wizard_of(&s).plan, AskedPlan::Failed(error.into()));
+    assert!(press(&mut s, KeyCode::Char('s')).is_empty());
     assert!(
         s.message
             .as_ref()
@@ -343,15 +365,15 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     );
 
     let mut s = planned(2);
-    update(&mut s, Action::Provision(ProvisionKey::More));
-    assert_eq!(s.provision.wizard.as_ref().unwrap().plan, AskedPlan::None);
+    press(&mut s, KeyCode::Char('+'));
+    assert_eq!(wizard_of(&s).plan, AskedPlan::None);
 }
 
 #[test]
 fn name_pattern_is_typed_on_the_input_line() {
     let mut s = wizard();
-    update(&mut s, Action::Provision(ProvisionKey::EditPattern));
-    assert_eq!(s.input.as_ref().unwrap().kind, InputKind::NamePattern);
+    press(&mut s, KeyCode::Char('n'));
+    assert_eq!(s.input.as_ref().unwrap().kind, InputKind::Screen("names> "));
     for _ in 0..DEFAULT_NAME_PATTERN.len() {
         update(&mut s, Action::DeleteBack);
     }
@@ -359,13 +381,13 @@ fn name_pattern_is_typed_on_the_input_line() {
         update(&mut s, Action::Insert(c));
     }
     update(&mut s, Action::Submit);
-    assert_eq!(s.provision.wizard.as_ref().unwrap().pattern, "talos-{n}");
+    assert_eq!(wizard_of(&s).pattern, "talos-{n}");
 }
 
 #[test]
 fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::StartPlan));
+    let action = gated(press(&mut s, KeyCode::Char('s')));
     assert_eq!(action, plan(2).action());
 
     // Read-only refuses in the dispatcher; a wrong name cancels.
@@ -403,12 +425,12 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     );
     let vms: Vec<&str> = progress.steps.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(vms, ["lab-worker-1", "lab-worker-2"]);
-    assert!(s.provision.wizard.is_none());
+    assert!(screen_of(&s).wizard.is_none());
     // While it runs, p shows it rather than a new wizard, and quitting asks first.
     s.screen = Screen::Cluster(Pane::Nodes);
     update(&mut s, Action::Provision(ProvisionKey::Open));
     assert_eq!(s.screen, Screen::Action);
-    assert!(s.provision.wizard.is_none());
+    assert!(screen_of(&s).wizard.is_none());
     update(&mut s, Action::Quit);
     let question = s.quit_question.clone().unwrap();
     assert!(question.contains("a provision"), "{question}");
@@ -424,14 +446,14 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
 #[test]
 fn an_approval_for_a_changed_plan_is_not_run() {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::StartPlan));
-    update(&mut s, Action::Provision(ProvisionKey::More));
+    let action = gated(press(&mut s, KeyCode::Char('s')));
+    press(&mut s, KeyCode::Char('+'));
     let effects = update(
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
     );
     assert!(matches!(effects.as_slice(), [Effect::NotRun { .. }]));
-    assert_eq!(s.screen, Screen::ProvisionWizard);
+    assert_eq!(s.screen, Screen::Module(NAME));
 }
 
 #[test]
@@ -535,7 +557,7 @@ fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
     };
     event(
         &mut s,
-        ProvisionUpdate::FromJournals {
+        JournalVms {
             clusters: vec!["lab".into()],
             vms: vec![
                 entry(1, ProvisionStage::Failed),
@@ -576,7 +598,7 @@ fn a_journals_failed_vm_offers_its_terminate() {
     let vms = vec![("lab".to_string(), entry)];
     event(
         &mut s,
-        ProvisionUpdate::FromJournals {
+        JournalVms {
             clusters: vec!["lab".into()],
             vms,
         },
@@ -594,5 +616,5 @@ fn a_journals_failed_vm_offers_its_terminate() {
     );
 }
 
-#[path = "update_provision_guards_tests.rs"]
+#[path = "guards_tests.rs"]
 mod guards;

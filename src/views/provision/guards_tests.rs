@@ -25,13 +25,13 @@ fn control_plane_plan() -> ProvisionPlan {
 /// The wizard with the control-plane plan ready.
 fn planned_control_plane() -> AppState {
     let mut s = wizard();
-    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    press(&mut s, KeyCode::Enter);
     answer_plan(&mut s, 1, control_plane_plan(), LAB_ENDPOINT);
     s
 }
 
 fn verdict_of(s: &AppState, id: GuardId) -> GuardVerdict {
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(s);
     w.guards.shown.iter().find(|g| g.id == id).unwrap().verdict
 }
 
@@ -44,8 +44,11 @@ fn message(s: &AppState) -> String {
 
 /// `a`, then `text` typed on the input line and Enter.
 fn acknowledge(s: &mut AppState, text: &str) {
-    update(s, Action::Acknowledge);
-    assert_eq!(s.input.as_ref().unwrap().kind, InputKind::Acknowledge);
+    press(s, KeyCode::Char('a'));
+    assert_eq!(
+        s.input.as_ref().unwrap().kind,
+        InputKind::Screen(ACK_PROMPT)
+    );
     for c in text.chars() {
         update(s, Action::Insert(c));
     }
@@ -55,7 +58,7 @@ fn acknowledge(s: &mut AppState, text: &str) {
 #[test]
 fn the_plans_guards_are_the_commands_list_over_live_status() {
     let s = planned(2);
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(&s);
     let ids: Vec<GuardId> = w.guards.shown.iter().map(|g| g.id).collect();
     assert_eq!(ids.len(), GuardId::PROVISION.len(), "{ids:?}");
     assert!(GuardId::PROVISION.iter().all(|id| ids.contains(id)));
@@ -75,9 +78,9 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
     let mut s = planned_control_plane();
     update(&mut s, etcd_event(3, 2));
     assert_eq!(verdict_of(&s, GuardId::JoinQuorum), GuardVerdict::Fail);
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(&s);
     assert_eq!(w.guards.shown[0].id, GuardId::JoinQuorum, "worst first");
-    let effects = update(&mut s, Action::StartPlan);
+    let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
@@ -93,7 +96,7 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
 #[test]
 fn a_confirmed_start_is_not_run_when_a_guard_fails_by_then() {
     let mut s = planned(1);
-    let action = gated(update(&mut s, Action::StartPlan));
+    let action = gated(press(&mut s, KeyCode::Char('s')));
     // The machine config now points elsewhere: its guard fails.
     answer_plan(&mut s, 1, plan(1), "https://127.99.0.1:6443");
     let effects = update(
@@ -110,9 +113,9 @@ fn a_confirmed_start_is_not_run_when_a_guard_fails_by_then() {
 fn an_even_member_count_waits_for_its_acknowledgement() {
     let mut s = planned_control_plane();
     assert_eq!(verdict_of(&s, GuardId::OddMembers), GuardVerdict::Warn);
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(&s);
     assert_eq!(w.guards.ack_prompt(), Some(EVEN_MEMBERS_ACK));
-    let effects = update(&mut s, Action::StartPlan);
+    let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
@@ -125,24 +128,24 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
         "{}",
         message(&s)
     );
-    assert!(s.provision.wizard.as_ref().unwrap().guards.acks.is_empty());
+    assert!(wizard_of(&s).guards.acks.is_empty());
 
     acknowledge(&mut s, EVEN_MEMBERS_ACK);
-    let w = s.provision.wizard.as_ref().unwrap();
+    let w = wizard_of(&s);
     assert_eq!(w.guards.missing_ack(), None);
     assert_eq!(w.start_refused(), None);
-    gated(update(&mut s, Action::StartPlan));
+    gated(press(&mut s, KeyCode::Char('s')));
 
     // A changed field drops the plan and the acknowledgements typed for it.
-    update(&mut s, Action::Provision(ProvisionKey::More));
-    assert!(s.provision.wizard.as_ref().unwrap().guards.acks.is_empty());
+    press(&mut s, KeyCode::Char('+'));
+    assert!(wizard_of(&s).guards.acks.is_empty());
 }
 
 #[test]
 fn the_typed_acknowledgements_reach_the_runners_effect() {
     let mut s = planned_control_plane();
     acknowledge(&mut s, EVEN_MEMBERS_ACK);
-    let action = gated(update(&mut s, Action::StartPlan));
+    let action = gated(press(&mut s, KeyCode::Char('s')));
     let effects = update(
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
@@ -160,20 +163,20 @@ fn the_typed_acknowledgements_reach_the_runners_effect() {
 #[test]
 fn question_mark_on_a_guard_explains_it_as_the_upgrade_plan_does() {
     let mut s = planned_control_plane();
-    update(&mut s, Action::Explain);
+    press(&mut s, KeyCode::Char('?'));
     assert!(
         matches!(s.overlay, Some(Overlay::Help { .. })),
         "fields: help"
     );
     s.overlay = None;
 
-    update(&mut s, Action::NextPane);
-    update(&mut s, Action::MoveDown);
-    let w = s.provision.wizard.as_ref().unwrap();
+    press(&mut s, KeyCode::Tab);
+    press(&mut s, KeyCode::Down);
+    let w = wizard_of(&s);
     let second = w.guards.shown[1].clone();
     assert_eq!(w.guards.selected, Some(second.id));
     assert_eq!(w.field, Field::Provider, "the fields keep their place");
-    update(&mut s, Action::Explain);
+    press(&mut s, KeyCode::Char('?'));
     let Some(Overlay::Explain { title, text, .. }) = &s.overlay else {
         panic!("{:?}", s.overlay);
     };

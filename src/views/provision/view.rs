@@ -8,34 +8,47 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::Look;
-use super::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
-use super::plan_parts::field_line;
-use super::table::pane_block;
+use super::{Field, ProvisionScreen, SourceList, Wizard};
 use crate::app::plan_screen::AskedPlan;
-use crate::app::provision::{Field, SourceList, Wizard};
-use crate::app::state::AppState;
+use crate::app::screens::Shared;
 use crate::provision::plan::vm_names;
-use crate::tui::Role;
+use crate::tui::{Look, Role};
+use crate::views::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+use crate::views::plan_parts::field_line;
+use crate::views::table::pane_block;
 
-pub struct ProvisionWizardView<'a> {
-    state: &'a AppState,
+/// Draws the wizard of `screen`.
+pub(super) fn draw(
+    screen: &ProvisionScreen,
+    area: Rect,
+    buf: &mut Buffer,
+    shared: &Shared,
+    look: &Look,
+) {
+    let view = WizardView { shared, look };
+    let s = &look.styles;
+    let Some(w) = screen.wizard.as_ref() else {
+        Paragraph::new("No provision wizard open. p opens it from a cluster.")
+            .style(s.get(Role::Muted))
+            .render(area, buf);
+        return;
+    };
+    view.render(w, area, buf);
+}
+
+struct WizardView<'a> {
+    shared: &'a Shared<'a>,
     look: &'a Look,
 }
 
-impl<'a> ProvisionWizardView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> ProvisionWizardView<'a> {
-        ProvisionWizardView { state, look }
-    }
-
+impl WizardView<'_> {
     /// The value shown for `field`, and its role.
     fn value(&self, w: &Wizard, field: Field) -> (String, Role) {
         match field {
             Field::Provider => match w.provider() {
                 Some(p) => {
                     let default = self
-                        .state
-                        .provision
+                        .shared
                         .config
                         .clusters
                         .get(&w.key)
@@ -141,17 +154,8 @@ impl<'a> ProvisionWizardView<'a> {
             ),
         }
     }
-}
-
-impl Widget for &ProvisionWizardView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
+    fn render(&self, w: &Wizard, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let Some(w) = self.state.provision.wizard.as_ref() else {
-            Paragraph::new("No provision wizard open. p opens it from a cluster.")
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
         let ready = matches!(w.plan, AskedPlan::Ready(_));
         let guard_rows = if ready {
             w.guards.shown.len().max(1)
@@ -190,6 +194,6 @@ impl Widget for &ProvisionWizardView<'_> {
             checks,
         };
         let areas = [head, plan_area, guards_area, last];
-        plan.render(self.look, self.state.readonly, areas, buf);
+        plan.render(self.look, self.shared.readonly, areas, buf);
     }
 }

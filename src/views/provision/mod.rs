@@ -1,0 +1,281 @@
+//! The provision wizard (`p` on a cluster, `:provision`): the request's fields (provider,
+//! role, template or OneFlow service, count, name pattern) and the plan the headless
+//! command's planner makes of it, with its guards behind the plan screens' one gate. The
+//! request and plan here, the keys and pure update step in `update`, the drawing in `view`;
+//! the console lists the sources and makes the plan (`console::run_provision_wizard`), and
+//! the approved run goes to the one runner and progress screen (`app::provision`).
+use crate::app::plan_screen::{
+    AskedPlan, GuardReading, GuardedPlan, PlanGuards, cluster_and_guards,
+};
+use crate::app::screens::ScreenName;
+use crate::approval::MutatingAction;
+use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
+use crate::provision::cluster::{cluster_addresses, guards_over_status};
+use crate::provision::{PlanRequest, ProvisionPlan};
+
+mod update;
+mod view;
+
+/// The screen module's name: its news and tasks are addressed to it.
+pub const NAME: ScreenName = "provision";
+
+/// Most VMs one wizard asks for.
+pub const MAX_COUNT: usize = 20;
+
+/// One thing new VMs can come from, as the provider lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceChoice {
+    pub id: u64,
+    pub name: String,
+    /// OneFlow services: their role names; empty for VM templates.
+    pub roles: Vec<String>,
+}
+
+impl SourceChoice {
+    pub fn label(&self) -> String {
+        if self.roles.is_empty() {
+            format!("{} (id {})", self.name, self.id)
+        } else {
+            format!(
+                "{} (id {}; roles {})",
+                self.name,
+                self.id,
+                self.roles.join(", ")
+            )
+        }
+    }
+
+    fn is(&self, wanted: &NameOrId) -> bool {
+        match wanted {
+            NameOrId::Id(id) => *id == self.id,
+            NameOrId::Name(name) => *name == self.name,
+        }
+    }
+}
+
+/// The provider's list, as far as it came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceList {
+    Loading,
+    Failed(String),
+    Ready(Vec<SourceChoice>),
+}
+
+/// The wizard's fields, top to bottom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Provider,
+    Role,
+    Source,
+    Count,
+    Names,
+}
+
+impl Field {
+    pub const ALL: [Field; 5] = [
+        Field::Provider,
+        Field::Role,
+        Field::Source,
+        Field::Count,
+        Field::Names,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Field::Provider => "Provider",
+            Field::Role => "Role",
+            Field::Source => "Source",
+            Field::Count => "Count",
+            Field::Names => "Names",
+        }
+    }
+}
+
+/// A configured provider the wizard offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderChoice {
+    pub name: String,
+    pub kind: ProviderKind,
+}
+
+/// The wizard of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wizard {
+    /// The cluster as shown.
+    pub cluster: String,
+    /// Its key in taloscope's config.
+    pub key: String,
+    /// The cluster's own provider first.
+    pub providers: Vec<ProviderChoice>,
+    pub provider: usize,
+    pub role: MachineRole,
+    pub sources: SourceList,
+    pub source: usize,
+    pub count: usize,
+    pub pattern: String,
+    pub field: Field,
+    pub plan: AskedPlan<ProvisionPlan>,
+    /// Bumped per plan asked for: only the latest answer is kept.
+    pub asked: u64,
+    /// The plan's guards over live status, as `provision --plan` prints them (the same list
+    /// the headless command checks), and the acknowledgements typed; the runner checks them
+    /// again.
+    pub guards: PlanGuards,
+    /// The guards, not the request's fields, have the move keys.
+    pub guards_focused: bool,
+    /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
+    pub machine_config_endpoint: Option<String>,
+}
+
+impl Wizard {
+    pub fn provider(&self) -> Option<&ProviderChoice> {
+        self.providers.get(self.provider)
+    }
+
+    pub fn chosen_source(&self) -> Option<&SourceChoice> {
+        match &self.sources {
+            SourceList::Ready(list) => list.get(self.source),
+            _ => None,
+        }
+    }
+
+    /// What the source field is called for this provider.
+    pub fn source_title(&self) -> &'static str {
+        match self.provider().map(|p| p.kind) {
+            Some(ProviderKind::Oneflow) => "Service",
+            _ => "Template",
+        }
+    }
+
+    /// Selects the source the config names for this cluster and role.
+    pub fn select_configured_source(&mut self, config: &Config) {
+        let Some(entry) = config.clusters.get(&self.key) else {
+            return;
+        };
+        let wanted = match self.provider().map(|p| p.kind) {
+            Some(ProviderKind::Oneflow) => entry.service.as_ref(),
+            _ => entry.templates.get(self.role),
+        };
+        if let (Some(wanted), SourceList::Ready(list)) = (wanted, &self.sources)
+            && let Some(i) = list.iter().position(|c| c.is(wanted))
+        {
+            self.source = i;
+        }
+    }
+
+    /// The config the planner reads: the cluster's entry with the chosen
+    /// provider's source for the chosen role, so the plan is made by the
+    /// same planner the headless command uses.
+    pub fn planning_config(&self, config: &Config) -> Config {
+        let mut config = config.clone();
+        let entry = config.clusters.entry(self.key.clone()).or_default();
+        if let Some(source) = self.chosen_source() {
+            let id = NameOrId::Id(source.id);
+            match self.provider().map(|p| p.kind) {
+                Some(ProviderKind::Oneflow) => entry.service = Some(id),
+                _ => match self.role {
+                    MachineRole::Worker => entry.templates.worker = Some(id),
+                    MachineRole::Controlplane => entry.templates.controlplane = Some(id),
+                },
+            }
+        }
+        config
+    }
+}
+
+impl GuardedPlan for Wizard {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready("Enter makes the plan, s then provisions")
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.guards_focused
+    }
+
+    /// The list `provision --plan` prints, over the fleet model's live status.
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        let live = reading.live.filter(|l| l.has_data());
+        let guards = match (&self.plan, live) {
+            (AskedPlan::Ready(plan), Some(live)) => {
+                let addresses = reading
+                    .discovered
+                    .map(cluster_addresses)
+                    .unwrap_or_default();
+                guards_over_status(
+                    plan,
+                    reading.config,
+                    &addresses,
+                    &live.status,
+                    self.machine_config_endpoint.as_deref(),
+                    reading.capi_owner,
+                )
+            }
+            _ => Vec::new(),
+        };
+        self.guards.set(guards);
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.plan.ready().map(ProvisionPlan::action)
+    }
+
+    fn approves(&self, approved: &MutatingAction) -> bool {
+        self.plan
+            .ready()
+            .is_some_and(|plan| plan.is_approved_by(approved))
+    }
+}
+
+/// The provision wizard as a screen module; what the input line it opened holds.
+#[derive(Debug, Clone, Default)]
+pub struct ProvisionScreen {
+    pub wizard: Option<Wizard>,
+    typing: Option<Typing>,
+}
+
+/// What the input line the wizard opened holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Typing {
+    /// The VM name pattern.
+    Pattern,
+    /// The acknowledgement a guard's warning needs.
+    Acknowledgement,
+}
+
+/// IO the wizard asks of the console.
+#[derive(Debug, Clone)]
+pub enum ProvisionTask {
+    /// List the provider's templates or services.
+    ListSources { cluster: String, provider: String },
+    /// Make the plan with the headless command's planner.
+    Plan {
+        cluster: String,
+        asked: u64,
+        config: Box<Config>,
+        request: PlanRequest,
+    },
+}
+
+/// What the wizard's IO tasks report.
+#[derive(Debug, Clone)]
+pub enum ProvisionNews {
+    /// The provider's templates or OneFlow services.
+    Sources {
+        cluster: String,
+        provider: String,
+        result: Result<Vec<SourceChoice>, String>,
+    },
+    /// The plan asked for as `asked`.
+    Planned {
+        cluster: String,
+        asked: u64,
+        result: Result<Box<ProvisionPlan>, String>,
+        /// The plan's machine config endpoint, read with it (for its guard).
+        machine_config_endpoint: Option<String>,
+    },
+}
+
+#[cfg(test)]
+mod tests;
