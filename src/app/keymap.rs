@@ -39,12 +39,10 @@ pub enum KeyContext {
     ActionProgress,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
     Screen(super::screen_io::ScreenName),
-    /// The Cluster API tree of the cluster in use.
-    Capi,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 16] = [
+    pub const ALL: [KeyContext; 15] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -60,7 +58,6 @@ impl KeyContext {
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
         KeyContext::ActionProgress,
-        KeyContext::Capi,
     ];
 
     pub fn title(self) -> &'static str {
@@ -83,7 +80,6 @@ impl KeyContext {
             KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
-            KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
         }
     }
 
@@ -217,12 +213,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
-        KeyContext::Capi => &[
-            panes::CAPI_OWN,
-            panes::MOVES,
-            panes::GLOBAL,
-            panes::CAPI_SCALE,
-        ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -282,7 +272,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
-            Screen::Capi => KeyContext::Capi,
         },
     }
 }

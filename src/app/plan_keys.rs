@@ -100,7 +100,7 @@ pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardRead
         discovered: state.clusters.iter().find(|c| c.name == cluster),
         other_rollout: super::update_upgrade::other_rollout_read(state, cluster),
         capi_owner: state.fleet.capi.owner(cluster),
-        capi_tree: super::queries::tree_of(state, cluster),
+        capi_tree: state.fleet.capi.owned_tree(cluster).map(|(_, tree)| tree),
         config: &state.provision.config,
     }
 }

@@ -180,8 +180,6 @@ pub struct AppState {
     pub demo_fleet: bool,
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
-    /// The CAPI screen's selection.
-    pub capi: super::capi::CapiScreen,
     /// The screens that are modules of their own (`views/<screen>/`).
     pub screens: super::screens::Screens,
 }
@@ -234,7 +232,6 @@ impl AppState {
             quit_question: None,
             demo_fleet: false,
             actions: Default::default(),
-            capi: Default::default(),
             screens: Default::default(),
         }
     }
@@ -262,7 +259,6 @@ impl AppState {
             Screen::Clusters => Some(TableKind::Clusters),
             Screen::Cluster(pane) => Some(pane.table()),
             Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => None,
-            Screen::Capi => None,
             Screen::Module(_) => None,
         }
     }
@@ -274,7 +270,6 @@ impl AppState {
             Screen::Cluster(_) | Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => {
                 self.current.as_deref()
             }
-            Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())

@@ -143,6 +143,12 @@ impl CapiView {
             .find(|c| c.meta.namespace == owner.namespace && c.meta.name == owner.name)?;
         Some(super::tree::cluster_tree(&m.context, &m.objects, cluster))
     }
+
+    /// The owner and tree of discovered cluster `cluster`, when a management cluster owns it.
+    pub fn owned_tree(&self, cluster: &str) -> Option<(&CapiOwner, ClusterTree)> {
+        let owner = self.owner(cluster)?;
+        Some((owner, self.tree(owner)?))
+    }
 }
 
 /// Reads every candidate context and pairs the workload clusters found with `clusters`.
