@@ -158,8 +158,11 @@ impl ScreenModule for CapiScreen {
 
     /// The tree, the fleet's status under the doctor, or the footer's offers may change.
     fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        self.offers(shared);
-        change.capi || shared.current == Some(change.cluster)
+        let shown = change.capi || shared.current == Some(change.cluster);
+        if shown {
+            self.offers(shared);
+        }
+        shown
     }
 
     fn of_cluster_in_use(&self) -> bool {
