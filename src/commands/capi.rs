@@ -50,14 +50,7 @@ pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode
             .into_iter()
             .map(|(cluster, owner)| (owner, cluster))
             .collect();
-    let paired_with = |t: &ClusterTree| {
-        let owner = CapiOwner {
-            management: t.management.clone(),
-            namespace: t.namespace.clone(),
-            name: t.cluster.clone(),
-        };
-        paired.get(&owner).map(String::as_str)
-    };
+    let paired_with = |t: &ClusterTree| paired.get(&t.owner()).map(String::as_str);
     let report = StatusReport {
         management: &management.context,
         api_version: api_version(&management),
