@@ -25,7 +25,7 @@
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state; what every plan draws alike in
-//!   `plan_parts`. The screen modules (`actions`, `certs`, `create`,
+//!   `plan_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
 //!   `health`, `logs`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
@@ -35,8 +35,8 @@
 //!   names, tasks and news in `screen_io`) and its routing of keys, news,
 //!   poller reports, ticks and drawing to the module on top (`shell`);
 //!   state (the screen and message vocabulary apart from `AppState`;
-//!   each screen's state module holds data and pure queries, below `AppState`,
-//!   and `queries` what the screens read off `AppState`), key intents
+//!   each screen's state module holds data and pure queries, below `AppState`),
+//!   key intents
 //!   (`Action`), the pure update step (`update_*`, above the state), the `:`
 //!   line, and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
@@ -48,10 +48,8 @@
 //!   is `views::actions`) and `D`, a cluster's delete (its plan screen is
 //!   `views::cluster_plan`); the
 //!   running operation's progress (`update_progress`: started from the
-//!   approved run, its progress events folded, its keys); the CAPI screen and its doctor's fixes
-//!   (capi_doctor's plans and guards); scaling the CAPI way from `:capi`
-//!   (`capi_scale`: the object scaled, handed to `views::cluster_plan` for the
-//!   replica count and the plan); the CAPI-way upgrade plan that `u` / `U`
+//!   approved run, its progress events folded, its keys); the CAPI doctor's findings and
+//!   fixes as the console offers them (`capi_doctor`); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, drain, a service restart...;
@@ -75,7 +73,8 @@
 //!   (`spec.replicas` of its TalosControlPlane or a MachineDeployment), its guards
 //!   (reusing the upgrade's etcd health), its events and outcome (`operation::scale`
 //!   patches and follows the Machines); `prepare` reads both sides and
-//!   evaluates the guards for the command and the console's `s` on `:capi` alike.
+//!   evaluates the guards for the command and the console's `s` on `:capi` alike;
+//!   `target` is the object a row of the tree scales.
 //! - `operation`: the one operation pipeline: the `Operation` trait, its runner
 //!   (`operation::run`: the approval checked, the action journal or the operation's own,
 //!   steps a killed run left settled, batches of steps run at once, guards again before

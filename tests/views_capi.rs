@@ -83,7 +83,7 @@ fn capi_screen(version: CapiVersion) -> AppState {
 fn capi_screen_of(mut s: AppState) -> AppState {
     update(&mut s, Action::OpenSelected);
     command(&mut s, "capi");
-    assert_eq!(s.screen, Screen::Capi, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module("capi"), "{:?}", s.message);
     s
 }
 
@@ -116,9 +116,9 @@ fn enter_shows_every_condition_of_the_selection() {
     let mut s = capi_screen(CapiVersion::V1beta2);
     // Cluster, TalosControlPlane, cp-a, cp-b, cp-c.
     for _ in 0..4 {
-        update(&mut s, Action::MoveDown);
+        press(&mut s, KeyCode::Char('j'));
     }
-    update(&mut s, Action::OpenSelected);
+    press(&mut s, KeyCode::Enter);
     let text = text_at(&s, 80, 24);
     assert!(text.contains("Machine/workload-cp-c"), "{text}");
     assert!(
@@ -133,7 +133,7 @@ fn a_cluster_no_management_cluster_owns_has_no_capi_screen() {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
     command(&mut s, "capi");
-    assert_ne!(s.screen, Screen::Capi);
+    assert_ne!(s.screen, Screen::Module("capi"));
     let message = s
         .message
         .as_ref()
@@ -146,8 +146,8 @@ fn a_cluster_no_management_cluster_owns_has_no_capi_screen() {
 fn c_on_the_cluster_panes_opens_the_capi_screen() {
     let mut s = owned(CapiVersion::V1beta2);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::OpenCapi);
-    assert_eq!(s.screen, Screen::Capi, "{:?}", s.message);
+    press(&mut s, KeyCode::Char('C'));
+    assert_eq!(s.screen, Screen::Module("capi"), "{:?}", s.message);
     assert!(
         !text_at(&s, 80, 24).contains("stuck"),
         "a healthy cluster has no findings"
@@ -175,7 +175,7 @@ fn capi_doctor_finding() {
 #[test]
 fn capi_doctor_fix_plan() {
     let mut s = stuck_screen();
-    update(&mut s, Action::OpenActions);
+    press(&mut s, KeyCode::Char('f'));
     let menu = text_at(&s, 80, 24);
     assert!(menu.contains("fix stuck-rollout/workload-cp-b"), "{menu}");
     press(&mut s, KeyCode::Enter);
@@ -195,7 +195,7 @@ fn capi_doctor_machine_deletion_runs_once_approved() {
     use taloscope::app::Effect;
     use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
     let mut s = stuck_screen();
-    update(&mut s, Action::OpenActions);
+    press(&mut s, KeyCode::Char('f'));
     press(&mut s, KeyCode::Enter);
     let action = MutatingAction::CapiDeleteMachine {
         cluster: s.current.clone().expect("a cluster in use"),
@@ -265,7 +265,7 @@ fn capi_doctor_etcd_stopped_fix_plan() {
         text.contains("the only etcd member (cp-1, Machine workload-cp-a) stopped"),
         "{text}"
     );
-    update(&mut s, Action::OpenActions);
+    press(&mut s, KeyCode::Char('f'));
     let menu = text_at(&s, 80, 24);
     assert!(menu.contains("fix etcd-stopped/workload-cp-a"), "{menu}");
     press(&mut s, KeyCode::Enter);
@@ -303,7 +303,7 @@ fn stopped_api_down_screen() -> AppState {
 #[test]
 fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
     let mut s = stopped_api_down_screen();
-    update(&mut s, Action::OpenActions);
+    press(&mut s, KeyCode::Char('f'));
     press(&mut s, KeyCode::Enter);
     assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     let text = text_at(&s, 200, 50);
@@ -348,14 +348,14 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
 /// The `:capi` screen with the MachineDeployment selected and `s` pressed.
 fn scale_asked() -> AppState {
     let mut s = capi_screen(CapiVersion::V1beta2);
-    while !taloscope::app::queries::rows_and_selection(&s).0
-        [taloscope::app::queries::rows_and_selection(&s).1]
-        .object
-        .starts_with("MachineDeployment/")
-    {
-        update(&mut s, Action::MoveDown);
+    let selected = |s: &AppState| {
+        let capi = s.screens.find::<taloscope::views::capi::CapiScreen>();
+        capi.and_then(|c| c.selected.clone()).unwrap_or_default()
+    };
+    while !selected(&s).starts_with("MachineDeployment/") {
+        press(&mut s, KeyCode::Char('j'));
     }
-    update(&mut s, Action::ScaleCapi);
+    press(&mut s, KeyCode::Char('s'));
     s
 }
 
@@ -367,9 +367,9 @@ fn scale_planned(to: char) -> AppState {
     let mut s = scale_asked();
     press(&mut s, KeyCode::Char(to));
     press(&mut s, KeyCode::Enter);
-    let (owner, tree) = taloscope::app::queries::shown_tree(&s).expect("a tree");
-    let owner = owner.clone();
     let cluster = s.current.clone().expect("in use");
+    let (owner, tree) = s.fleet.capi.owned_tree(&cluster).expect("a tree");
+    let owner = owner.clone();
     let status = s.current_live().expect("status").status.clone();
     let replicas = to.to_digit(10).unwrap();
     let role = (MachineRole::Worker, Some("workload-workers"));

@@ -101,12 +101,8 @@ pub enum Action {
     OpenWith(super::screen_io::ScreenName, &'static str),
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
-    /// `C` on the cluster panes: the CAPI screen (`:capi`).
-    OpenCapi,
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.
     OpenDelete,
-    /// `s` on `:capi`: scale the selected MachineDeployment (else the control plane).
-    ScaleCapi,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into

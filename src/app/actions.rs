@@ -183,7 +183,7 @@ pub enum ActionRun {
     /// A CAPI doctor's fix, then the cluster followed until its finding clears.
     CapiFix(Box<CapiFixRun>),
     Delete(DeletePlan),
-    CapiScale(Box<super::capi_scale::CapiScaleRun>),
+    CapiScale(Box<CapiScaleRun>),
     /// A new cluster (its journal resumes a killed run of it).
     Create(Box<crate::cluster_lifecycle::CreatePlan>),
     /// A node that is no longer a member removed from the talosconfig context.
@@ -233,4 +233,12 @@ pub struct CapiFixRun {
     pub finding: crate::capi_doctor::Finding,
     /// The Cluster object, and its management cluster's kube context.
     pub owner: crate::capi::CapiOwner,
+}
+
+/// What the console runs for an approved CAPI scale: the plan confirmed and the
+/// acknowledgements typed (the runner checks the guards again with them).
+#[derive(Debug, Clone)]
+pub struct CapiScaleRun {
+    pub plan: crate::capi_scale::ScalePlan,
+    pub acks: Vec<String>,
 }

@@ -1,11 +1,23 @@
-//! The doctor on the CAPI screen: the fixes offered for the stuck states found (by the doctor's
-//! own `diagnose`, read in `queries`), and a fix's guards evaluated by the functions
-//! `capi doctor --fix` calls. Pure; `f` opening the menu and a fix's plan are `update_capi`'s.
-use super::actions::ActionChoice;
+//! The doctor on the CAPI screen: the stuck states of a cluster as the fleet model shows them
+//! (the doctor's own `diagnose`), the fixes offered for them, and a fix's guards evaluated by
+//! the functions `capi doctor --fix` calls. Pure; the screen is `views::capi`, the menu and
+//! a fix's plan `views::actions`.
+use super::actions::{ActionChoice, ActionMenu};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{Finding, FixPlan, diagnose, fix_guards};
-use crate::fleet::ClusterStatus;
+use crate::fleet::{ClusterStatus, FleetModel};
 use crate::guards::Guard;
+
+/// The stuck states of `cluster` now; none while its tree or status is not read yet.
+pub fn findings_of(fleet: &FleetModel, cluster: &str) -> Vec<Finding> {
+    let Some((_, tree)) = fleet.capi.owned_tree(cluster) else {
+        return Vec::new();
+    };
+    match fleet.cluster(cluster).filter(|l| l.has_data()) {
+        Some(live) => diagnose(&tree, &live.status),
+        None => Vec::new(),
+    }
+}
 
 /// The fix menu's entries: one per finding that has a fix.
 pub fn fix_choices(findings: &[Finding]) -> Vec<ActionChoice> {
@@ -14,6 +26,28 @@ pub fn fix_choices(findings: &[Finding]) -> Vec<ActionChoice> {
         .filter(|f| f.fix.is_some())
         .map(|f| ActionChoice::CapiFix(f.id.clone()))
         .collect()
+}
+
+/// `f` (or `a`) on the CAPI screen: the menu of the fixes of `cluster`, or why there is none.
+pub fn fix_menu(fleet: &FleetModel, cluster: &str) -> Result<ActionMenu, String> {
+    let findings = findings_of(fleet, cluster);
+    let items = fix_choices(&findings);
+    if items.is_empty() {
+        return Err(match findings.first() {
+            None => format!("no stuck state found in {cluster}"),
+            Some(f) => format!(
+                "{}: no fix is safe to automate (Enter on it explains)",
+                f.id
+            ),
+        });
+    }
+    Ok(ActionMenu {
+        subject: cluster.to_string(),
+        cluster: cluster.to_string(),
+        member_id: None,
+        items,
+        selected: 0,
+    })
 }
 
 /// The finding found again over the latest tree and status, its plan made again and its

@@ -38,8 +38,6 @@ pub enum KeyContext {
     ActionProgress,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
     Screen(super::screen_io::ScreenName),
-    /// The Cluster API tree of the cluster in use.
-    Capi,
 }
 
 impl KeyContext {
@@ -58,7 +56,6 @@ impl KeyContext {
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
         KeyContext::ActionProgress,
-        KeyContext::Capi,
     ];
 
     pub fn title(self) -> &'static str {
@@ -80,7 +77,6 @@ impl KeyContext {
             KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
-            KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
         }
     }
 
@@ -226,12 +222,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionProgress => &[actions::PROGRESS, TERMINATE_OFFERED, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
-        KeyContext::Capi => &[
-            panes::CAPI_OWN,
-            panes::MOVES,
-            panes::GLOBAL,
-            panes::CAPI_SCALE,
-        ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -288,7 +278,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::NodeDetail => KeyContext::NodeDetail,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
-            Screen::Capi => KeyContext::Capi,
         },
     }
 }

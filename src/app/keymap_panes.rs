@@ -79,19 +79,6 @@ pub(super) static GLOBAL: &[Binding] = &[
     quit("quit").footer("quit"),
 ];
 
-/// The CAPI screen's own keys.
-#[rustfmt::skip]
-pub(super) static CAPI_OWN: &[Binding] = &[
-    bind(&[Key::ENTER], Action::OpenSelected, "every condition of the selected object").footer("conditions"),
-    bind(&[Key::char('f'), Key::char('a')], Action::OpenActions, "fix a stuck state the doctor found (its plan and guards first)").footer("fix").offered(super::queries::offers_fix),
-    bind(&[Key::ESC], Action::Back, "back to the cluster's panes").footer("back"),
-];
-
-/// `s` on the CAPI screen, after its other keys: the new replica count of the selected
-/// MachineDeployment, else of the TalosControlPlane.
-#[rustfmt::skip]
-pub(super) static CAPI_SCALE: &[Binding] = &[bind(&[Key::char('s')], Action::ScaleCapi, "scale the selected MachineDeployment (any other row: the TalosControlPlane): replicas, plan, guards").footer("scale").offered(super::queries::offers_scale)];
-
 /// On the cluster panes: the Cluster API tree of the cluster in use.
 #[rustfmt::skip]
-pub(super) static CAPI_FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('C')], Action::OpenCapi, "the cluster's Cluster API tree and stuck states (:capi)")];
+pub(super) static CAPI_FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('C')], Action::Open("capi"), "the cluster's Cluster API tree and stuck states (:capi)")];

@@ -4,7 +4,6 @@
 pub mod action;
 pub mod actions;
 pub mod binding;
-pub mod capi;
 pub mod capi_doctor;
 pub mod command;
 pub mod help;
@@ -32,13 +31,9 @@ pub mod update_actions;
 pub mod update_delete;
 mod update_overlay;
 mod update_panes;
+pub mod update_progress;
 mod update_provision;
 mod update_upgrade;
-// Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
-pub mod capi_scale;
-pub mod queries;
-mod update_capi;
-pub mod update_progress;
 
 pub use action::{Action, AppEvent, Effect, PollerCommand};
 pub use state::AppState;

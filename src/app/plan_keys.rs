@@ -200,7 +200,7 @@ impl GuardSource for AppState {
             discovered: self.clusters.iter().find(|c| c.name == cluster),
             other_rollout: super::update_upgrade::other_rollout_read(self, cluster),
             capi_owner: self.fleet.capi.owner(cluster),
-            capi_tree: super::queries::tree_of(self, cluster),
+            capi_tree: self.fleet.capi.owned_tree(cluster).map(|(_, tree)| tree),
             config: &self.provision.config,
         }
     }

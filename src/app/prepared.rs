@@ -102,7 +102,6 @@ pub fn prepare(state: &mut AppState) {
         Screen::Clusters => &[TableKind::Clusters],
         Screen::Action => &[],
         Screen::Module(_) => &[],
-        Screen::Capi => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

@@ -15,8 +15,6 @@ pub enum Screen {
     NodeDetail,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
-    /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
-    Capi,
     /// A screen that is a module of its own (`views/<screen>/`), by name.
     Module(super::screen_io::ScreenName),
 }

@@ -51,6 +51,9 @@ pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
 /// [`open`] with the words that name what to show (`Action::OpenWith`, a `:` command's
 /// words); the screen starts with a clear message line unless it says something.
 pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
+    if RUN_HERE.contains(&name) && shows_running(state) {
+        return Vec::new();
+    }
     let node = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
             super::update_panes::detail_node_key(state)
@@ -88,6 +91,22 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
             finish(state, name, step)
         }
     }
+}
+
+/// The screens whose plans run on this console's one action runner (the actions', the
+/// cluster plan's): none opens a new plan while an action runs here.
+pub const RUN_HERE: [ScreenName; 2] = ["actions", "cluster-plan"];
+
+/// While an action runs here, its progress is shown instead of a new one; true when it was.
+pub fn shows_running(state: &mut AppState) -> bool {
+    if !state.actions.running() {
+        return false;
+    }
+    state.message = Some(Message::info(
+        "an action runs from this console: its progress is shown",
+    ));
+    state.screen = Screen::Action;
+    true
 }
 
 /// A key of the module on top.
@@ -339,6 +358,7 @@ mod tests {
             names,
             [
                 "actions",
+                "capi",
                 "capi-upgrade",
                 "certs",
                 "cluster-plan",

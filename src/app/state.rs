@@ -176,8 +176,6 @@ pub struct AppState {
     pub demo_fleet: bool,
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
-    /// The CAPI screen's selection.
-    pub capi: super::capi::CapiScreen,
     /// The screens that are modules of their own (`views/<screen>/`).
     pub screens: super::screens::Screens,
 }
@@ -230,7 +228,6 @@ impl AppState {
             quit_question: None,
             demo_fleet: false,
             actions: Default::default(),
-            capi: Default::default(),
             screens: Default::default(),
         }
     }
@@ -258,7 +255,6 @@ impl AppState {
             Screen::Clusters => Some(TableKind::Clusters),
             Screen::Cluster(pane) => Some(pane.table()),
             Screen::NodeDetail | Screen::Action => None,
-            Screen::Capi => None,
             Screen::Module(_) => None,
         }
     }
@@ -268,7 +264,6 @@ impl AppState {
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
             Screen::Cluster(_) | Screen::NodeDetail | Screen::Action => self.current.as_deref(),
-            Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())

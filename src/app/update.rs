@@ -158,7 +158,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
-                None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
@@ -182,7 +181,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::OpenWith(name, word) => {
                         super::shell::open_with(state, name, vec![word.into()])
                     }
-                    Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     other => panes::on_screen(state, other),
                 },
@@ -409,7 +407,10 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::show_rollout(state);
             Vec::new()
         }
-        Ok(Some(Command::Capi)) => super::update_capi::open(state),
+        Ok(Some(Command::Capi)) => match upgrade::usable_cluster(state) {
+            Some(_) => super::shell::open(state, "capi"),
+            None => Vec::new(),
+        },
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
             Vec::new()

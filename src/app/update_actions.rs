@@ -20,7 +20,7 @@ const ACTIONS: &str = "actions";
 /// detail), on etcd and the selected member (etcd pane) or of the CAPI doctor's fixes; the
 /// progress instead while an action runs here.
 pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
-    if shows_running(state) {
+    if super::shell::shows_running(state) {
         return Vec::new();
     }
     let Some(cluster) = state.current.clone() else {
@@ -32,7 +32,6 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     let menu = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => node_menu(state, cluster),
         Screen::Cluster(Pane::Etcd) => member_menu(state, cluster),
-        Screen::Capi => super::queries::fix_menu(state, cluster),
         _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
     };
     let menu = match menu {
@@ -42,7 +41,6 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    state.actions.back = Some(state.screen);
     let kept_backups = (state.actions.context_files.as_ref())
         .map_or(crate::config::DEFAULT_KEPT_BACKUPS, |f| f.kept_backups);
     let opened = MenuOpened {
@@ -53,18 +51,6 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     };
     super::shell::on_news(state, &ScreenNews::new(ACTIONS, opened));
     super::shell::open(state, ACTIONS)
-}
-
-/// While an action runs here, its progress is shown instead of a new one; true when it was.
-pub fn shows_running(state: &mut AppState) -> bool {
-    if !state.actions.running() {
-        return false;
-    }
-    state.message = Some(Message::info(
-        "an action runs from this console: its progress is shown",
-    ));
-    state.screen = Screen::Action;
-    true
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -134,6 +120,13 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
 /// still the plan on screen and no guard blocks now (its guards read again over the latest
 /// status); a delete's progress is headed by its cluster and what it does.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    // Esc on the progress of a plan of these screens: where the plan was opened from.
+    if let Screen::Module(name) = state.screen
+        && super::shell::RUN_HERE.contains(&name)
+        && let Some((_, from)) = (state.screens.opened_from.iter()).find(|(n, _)| *n == name)
+    {
+        state.actions.back = Some(*from);
+    }
     let Some(effects) = super::shell::on_approved(state, &approved) else {
         let refused = refused_approval(None, &approved).unwrap_or_default();
         state.message = refused.message;

@@ -7,14 +7,11 @@ use super::screen::{Screen, TableKind};
 use super::state::AppState;
 
 /// The cluster plan screen's name.
-pub(super) const CLUSTER_PLAN: &str = "cluster-plan";
+const CLUSTER_PLAN: &str = "cluster-plan";
 
-/// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
-/// progress instead while an action runs here.
+/// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use (the
+/// progress instead while an action runs here, `shell::open_with`).
 pub fn open(state: &mut AppState) -> Vec<Effect> {
-    if super::update_actions::shows_running(state) {
-        return Vec::new();
-    }
     let cluster = match state.screen {
         Screen::Fleet => super::tables::table(state, TableKind::Fleet)
             .selected_key(&state.tables.fleet)
@@ -28,6 +25,5 @@ pub fn open(state: &mut AppState) -> Vec<Effect> {
         ));
         return Vec::new();
     };
-    state.actions.back = Some(state.screen);
     super::shell::open_with(state, CLUSTER_PLAN, vec!["delete".into(), cluster])
 }

@@ -150,17 +150,13 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     }
     if capi {
         // Fleet-wide: the fleet's rows and the cluster screens say who owns a cluster.
-        return matches!(
-            state.screen,
-            Screen::Fleet | Screen::Cluster(_) | Screen::Capi
-        );
+        return matches!(state.screen, Screen::Fleet | Screen::Cluster(_));
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
         Screen::Clusters | Screen::Action => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
-        Screen::Capi => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {

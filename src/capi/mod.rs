@@ -10,7 +10,8 @@ pub mod tree;
 pub use owned::{capi_owned_nodes, read_owner};
 pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
 pub use read::{
-    CapiView, ContextRead, Management, candidate_contexts, managements, read_context, read_view,
+    CapiView, ContextRead, Management, ManagementError, candidate_contexts, managements,
+    read_context, read_management, read_view,
 };
 pub use rows::{TreeRow, condition_age, condition_text, tree_rows};
 pub use tree::{

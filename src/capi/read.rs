@@ -143,6 +143,12 @@ impl CapiView {
             .find(|c| c.meta.namespace == owner.namespace && c.meta.name == owner.name)?;
         Some(super::tree::cluster_tree(&m.context, &m.objects, cluster))
     }
+
+    /// The owner and tree of discovered cluster `cluster`, when a management cluster owns it.
+    pub fn owned_tree(&self, cluster: &str) -> Option<(&CapiOwner, ClusterTree)> {
+        let owner = self.owner(cluster)?;
+        Some((owner, self.tree(owner)?))
+    }
 }
 
 /// Reads every candidate context and pairs the workload clusters found with `clusters`.
@@ -156,5 +162,62 @@ pub async fn read_view(kubeconfig: &Kubeconfig, clusters: &[Cluster]) -> CapiVie
         owners: pair_workloads(&workloads, clusters),
         managements,
         errors: errors.iter().map(|e| crate::error_chain(e)).collect(),
+    }
+}
+
+/// Why kube context `context` was not read as a management cluster.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManagementError {
+    /// It serves no Cluster API; `owner` is the Cluster that owns it, when it is a workload
+    /// cluster of a management cluster among the kube contexts.
+    #[error("{}", not_management(context, owner.as_ref()))]
+    NotManagement {
+        context: String,
+        owner: Option<CapiOwner>,
+    },
+    #[error("{0}")]
+    Unread(String),
+}
+
+/// `context` is no management cluster: the one to name instead, when it is a workload cluster.
+fn not_management(context: &str, owner: Option<&CapiOwner>) -> String {
+    let serves_no = format!(
+        "kube context {context} serves no {} API: it is not a Cluster API management cluster",
+        crate::kube::CAPI_GROUP
+    );
+    match owner {
+        Some(owner) => format!(
+            "{serves_no}; it is the workload cluster {}/{} of management cluster {}: run `taloscope --context {} capi status`",
+            owner.namespace, owner.name, owner.management, owner.management
+        ),
+        None => format!(
+            "{serves_no}, and no management cluster among the kube contexts owns it: name a management cluster with --context"
+        ),
+    }
+}
+
+/// Reads kube context `context` as a management cluster; when it is none, which management
+/// cluster among `clusters`' kube contexts owns the discovered cluster it is.
+pub async fn read_management(
+    kubeconfig: &Kubeconfig,
+    clusters: &[Cluster],
+    context: &str,
+) -> Result<Management, ManagementError> {
+    let read = async {
+        let client = KubeClient::new(kubeconfig, context, Default::default()).await?;
+        read_context(&client).await
+    };
+    match read.await {
+        Ok(ContextRead::Management(m)) => Ok(*m),
+        Ok(ContextRead::NotManagement) => {
+            let cluster = clusters.iter().find(|c| c.kube_context() == Some(context));
+            let owner = match cluster {
+                Some(c) => super::read_owner(Some(kubeconfig), clusters, &c.name).await,
+                None => None,
+            };
+            let context = context.to_string();
+            Err(ManagementError::NotManagement { context, owner })
+        }
+        Err(e) => Err(ManagementError::Unread(crate::error_chain(&e))),
     }
 }

@@ -145,6 +145,15 @@ pub struct ClusterTree {
 }
 
 impl ClusterTree {
+    /// The Cluster object this tree is of.
+    pub fn owner(&self) -> super::CapiOwner {
+        super::CapiOwner {
+            management: self.management.clone(),
+            namespace: self.namespace.clone(),
+            name: self.cluster.clone(),
+        }
+    }
+
     pub fn machine(&self, name: &str) -> Option<&MachineNode> {
         self.machines.iter().find(|m| m.name == name)
     }

@@ -7,6 +7,7 @@ pub mod live;
 pub mod plan;
 pub mod prepare;
 pub mod run;
+pub mod target;
 
 pub use follow::{MachineChange, ScaleState, machine_changes, scale_state};
 pub use guards::{ScaleFacts, follow_guards, scale_guards};
@@ -14,3 +15,4 @@ pub use live::{ScaleSources, ScaleView, talos_access};
 pub use plan::{ScalePlan, ScalePlanError, plan_scale};
 pub use prepare::{PrepareError, PreparedScale, ScaleRequest, prepare_scale};
 pub use run::{ScaleEvent, ScaleOptions, ScaleOutcome};
+pub use target::{ScaleTarget, scalable, scale_target};

@@ -9,12 +9,11 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
 use super::session::{discover_all, named};
 use crate::capi::{
-    CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
-    read_context, read_owner, tree_rows, trees_named,
+    self, CapiOwner, ClusterTree, Management, ManagementError, condition_age, condition_text,
+    pair_workloads, tree_rows, trees_named,
 };
 use crate::cli::{CapiStatusArgs, GlobalArgs};
 use crate::discovery::Discovery;
-use crate::kube::KubeClient;
 
 /// One workload cluster in `--output json`: its tree and the discovered cluster it is.
 #[derive(Serialize)]
@@ -51,14 +50,7 @@ pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode
             .into_iter()
             .map(|(cluster, owner)| (owner, cluster))
             .collect();
-    let paired_with = |t: &ClusterTree| {
-        let owner = CapiOwner {
-            management: t.management.clone(),
-            namespace: t.namespace.clone(),
-            name: t.cluster.clone(),
-        };
-        paired.get(&owner).map(String::as_str)
-    };
+    let paired_with = |t: &ClusterTree| paired.get(&t.owner()).map(String::as_str);
     let report = StatusReport {
         management: &management.context,
         api_version: api_version(&management),
@@ -88,44 +80,13 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
     let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };
-    let runtime = super::command_runtime()?;
-    let read = runtime.block_on(async {
-        let client = KubeClient::new(kubeconfig, context, Default::default()).await?;
-        read_context(&client).await
-    });
-    match read {
-        Ok(ContextRead::Management(m)) => Ok(*m),
-        Ok(ContextRead::NotManagement) => {
-            // The discovered cluster whose kube context this is, if a management cluster owns it.
-            let cluster = discovery
-                .clusters
-                .iter()
-                .find(|c| c.kube_context() == Some(context));
-            let owner = cluster.and_then(|c| {
-                runtime.block_on(read_owner(Some(kubeconfig), &discovery.clusters, &c.name))
-            });
-            Err(not_management(context, owner.as_ref()))
-        }
-        Err(e) => Err(Stop(EXIT_BLOCKED, crate::error_chain(&e))),
-    }
-}
-
-/// `--context` names no management cluster: a usage error, naming the management cluster
-/// that owns it when it is a workload cluster.
-fn not_management(context: &str, owner: Option<&CapiOwner>) -> Stop {
-    let serves_no = format!(
-        "kube context {context} serves no {} API: it is not a Cluster API management cluster",
-        crate::kube::CAPI_GROUP
-    );
-    usage(match owner {
-        Some(owner) => format!(
-            "{serves_no}; it is the workload cluster {}/{} of management cluster {}: run `taloscope --context {} capi status`",
-            owner.namespace, owner.name, owner.management, owner.management
-        ),
-        None => format!(
-            "{serves_no}, and no management cluster among the kube contexts owns it: name a management cluster with --context"
-        ),
-    })
+    let read = capi::read_management(kubeconfig, &discovery.clusters, context);
+    super::command_runtime()?
+        .block_on(read)
+        .map_err(|e| match e {
+            ManagementError::NotManagement { .. } => usage(e.to_string()),
+            ManagementError::Unread(e) => Stop(EXIT_BLOCKED, e),
+        })
 }
 
 fn api_version(m: &Management) -> String {

@@ -2,8 +2,8 @@
 //! commands call, each within one bound: a cluster's delete (`prepare_delete`, as `taloscope
 //! delete`), a CAPI scale (`prepare_scale`, as `taloscope scale`; the connection to both sides
 //! of the cluster is shared with its run on the console's one runner, `run_operation`) and a
-//! CAPI-way upgrade (`CapiAccess::read_plan` and `tree_and_status`, as `taloscope upgrade` /
-//! `upgrade-k8s` on a cluster Cluster API owns, with the provider's VM templates).
+//! CAPI-way upgrade (`read_capi_plan`, as `taloscope upgrade` / `upgrade-k8s` on a cluster
+//! Cluster API owns, with the provider's VM templates).
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +16,9 @@ use crate::capi_scale::{ScaleRequest, ScaleSources, prepare_scale};
 use crate::cluster_lifecycle::{DeleteSources, prepare_delete};
 use crate::discovery::Discovery;
 use crate::fleet::CollectOptions;
+use crate::provision::provider::provider_template_names;
 use crate::upgrade::RunOptions;
-use crate::upgrade::capi::{CapiAccess, CapiPlanError, CapiProduct, VmTemplates};
+use crate::upgrade::capi::{CapiPlanAsk, read_capi_plan};
 use crate::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest};
 use crate::views::cluster_plan::{Asked, ClusterPlanNews, ClusterPlanTask, NAME, Planned};
 
@@ -108,51 +109,29 @@ pub(super) fn capi_upgrade(
     let one_env = Arc::clone(&state.provision.one_env);
     super::answer(app_tx, capi_upgrade::NAME, async move {
         let read = async {
-            let kubeconfig = kubeconfig.ok_or_else(|| {
-                format!(
-                    "no kubeconfig to reach the management cluster {}",
-                    request.owner.management
-                )
-            })?;
             let cluster = cluster?;
-            let access = CapiAccess::connect(&kubeconfig, &request.owner)
-                .await
-                .map_err(|e| format!("management cluster {}: {e}", request.owner.management))?;
-            let mut plan = access
-                .read_plan(
-                    &request.cluster,
-                    request.product,
-                    (&request.version, &request.target),
-                )
-                .await?
-                .map_err(|e: CapiPlanError| e.to_string())?;
-            plan.machine_timeout_secs = RunOptions::default().node_timeout.as_secs();
-            let kube = connecting.await.ok().and_then(|o| o.kube);
-            let facts = access
-                .tree_and_status(&plan, kube, Default::default())
-                .await;
-            let vm_templates: VmTemplates = match request.product {
-                CapiProduct::TalosOs => {
-                    crate::provision::provider::provider_template_names(&config, &cluster, &one_env)
-                        .await
-                }
-                CapiProduct::Kubernetes => None,
+            let ask = CapiPlanAsk {
+                owner: &request.owner,
+                cluster: &request.cluster,
+                product: request.product,
+                target: (&request.version, &request.target),
+                machine_timeout_secs: RunOptions::default().node_timeout.as_secs(),
             };
-            Ok::<_, String>((plan, facts, vm_templates))
+            let kube = connecting.await.ok().and_then(|o| o.kube);
+            let templates = provider_template_names(&config, &cluster, &one_env);
+            let read = read_capi_plan(kubeconfig.as_ref(), ask, kube, templates).await;
+            read.map_err(|e| e.to_string())
         };
-        match super::within(PLAN_BOUND, "the plan", read).await {
-            Ok((plan, facts, vm_templates)) => CapiPlanRead {
-                request,
-                plan: Ok(plan),
-                facts,
-                vm_templates,
-            },
-            Err(e) => CapiPlanRead {
-                request,
-                plan: Err(e.clone()),
-                facts: Err(e),
-                vm_templates: None,
-            },
+        let read = super::within(PLAN_BOUND, "the plan", read).await;
+        let (plan, facts, vm_templates) = match read {
+            Ok(r) => (Ok(r.plan), r.facts, r.vm_templates),
+            Err(e) => (Err(e.clone()), Err(e), None),
+        };
+        CapiPlanRead {
+            request,
+            plan,
+            facts,
+            vm_templates,
         }
     });
 }

@@ -49,6 +49,7 @@ pub mod versions;
 pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(actions::ActionsScreen::default()),
+        Box::new(capi::CapiScreen::default()),
         Box::new(capi_upgrade::CapiUpgradeScreen::default()),
         Box::new(certs::CertsScreen::default()),
         Box::new(cluster_plan::ClusterPlanScreen::default()),
@@ -121,7 +122,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
                 module.draw(body, buf, &crate::app::shell::shared(state), look);
             }
         }
-        Screen::Capi => capi::render(state, look, body, buf),
     }
     if let (Some(_), Screen::Module(name)) = (under, state.screen)
         && let Some(module) = state.screens.get(name)

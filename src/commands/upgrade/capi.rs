@@ -21,8 +21,8 @@ use crate::operation::capi_upgrade::{
 };
 use crate::upgrade::UpgradeKind;
 use crate::upgrade::capi::{
-    CapiAccess, CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, VmTemplates, capi_action,
-    capi_read_guards, product_name,
+    CapiPhase, CapiPlanAsk, CapiPlanError, CapiPlanReading, CapiProduct, CapiReadError,
+    CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards, product_name, read_capi_plan,
 };
 use crate::versions::Version;
 
@@ -36,52 +36,39 @@ pub(super) fn run<C: HeadlessUpgrade>(
 ) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let gate = &flags.gate;
-    let product = CapiProduct::of(C::Kind::IN_PLACE);
-    let kubeconfig = chosen.discovery.kubeconfig.clone().ok_or_else(|| {
-        Stop(
-            1,
-            format!(
-                "no kubeconfig to reach the management cluster {}",
-                owner.management
-            ),
-        )
-    })?;
     let Connected {
         runtime, observer, ..
     } = connected;
     let cluster = chosen.cluster.name.clone();
-    let access = runtime
-        .block_on(CapiAccess::connect(&kubeconfig, &owner))
-        .map_err(|e| {
-            Stop(
-                EXIT_BLOCKED,
-                format!("management cluster {}: {e}", owner.management),
-            )
-        })?;
     let (version, text) = (target.to_string(), C::Kind::version_text(&target));
-    let read = runtime
-        .block_on(access.read_plan(&cluster, product, (&version, &text)))
-        .map_err(|e| Stop(EXIT_BLOCKED, e))?;
-    let mut plan = match read {
-        Ok(plan) => plan,
-        Err(e @ CapiPlanError::NothingToUpgrade { .. }) => {
+    let ask = CapiPlanAsk {
+        owner: &owner,
+        cluster: &cluster,
+        product: CapiProduct::of(C::Kind::IN_PLACE),
+        target: (&version, &text),
+        machine_timeout_secs: command.options().node_timeout.as_secs(),
+    };
+    let kubeconfig = chosen.discovery.kubeconfig.as_ref();
+    let templates = provider_templates(global, &chosen);
+    let read = read_capi_plan(kubeconfig, ask, observer.kube.clone(), templates);
+    let CapiPlanReading {
+        access,
+        plan,
+        facts: read,
+        vm_templates,
+    } = match runtime.block_on(read) {
+        Ok(reading) => reading,
+        Err(CapiReadError::Plan(e @ CapiPlanError::NothingToUpgrade { .. })) => {
             return nothing_to_do(gate, e.to_string());
         }
         Err(e) => return Err(Stop(EXIT_BLOCKED, e.to_string())),
     };
-    plan.machine_timeout_secs = command.options().node_timeout.as_secs();
     let resumed = interrupted_run(&chosen.paths.state_dir, &plan);
     // Whose Lease the run takes over: the interrupted run's, or the one `--take-over` names.
     let displaces = resumed
         .as_ref()
         .map(|r| r.holder.clone())
         .or_else(|| flags.rollout.take_over.clone());
-    let vm_templates = match product {
-        CapiProduct::TalosOs => runtime.block_on(provider_templates(global, &chosen)),
-        CapiProduct::Kubernetes => None,
-    };
-    let read =
-        runtime.block_on(access.tree_and_status(&plan, observer.kube.clone(), Default::default()));
     let guards = runtime.block_on(async {
         // The Lease this run takes over is not another rollout.
         let other = other_rollout(&observer)

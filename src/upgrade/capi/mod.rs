@@ -15,4 +15,6 @@ pub use plan::{
     CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, PhaseObject, PlanFacts, TemplateCopy,
     capi_action, capi_plan, product_name, versioned_name,
 };
-pub use read::{CapiAccess, secret_observer};
+pub use read::{
+    CapiAccess, CapiPlanAsk, CapiPlanReading, CapiReadError, read_capi_plan, secret_observer,
+};

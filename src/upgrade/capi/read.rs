@@ -301,3 +301,70 @@ pub async fn secret_observer(
         },
     })
 }
+
+/// A CAPI-way plan as `taloscope upgrade` / `upgrade-k8s` and the console's plan screen both
+/// read it: the management cluster connected, the plan, what its guards look at (the tree and
+/// the workload cluster's status, or why they could not be read) and the provider's VM
+/// templates (a Talos upgrade's).
+pub struct CapiPlanReading {
+    pub access: CapiAccess,
+    pub plan: CapiUpgradePlan,
+    pub facts: Result<(ClusterTree, ClusterStatus), String>,
+    pub vm_templates: super::VmTemplates,
+}
+
+/// Why no CAPI-way plan was read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapiReadError {
+    /// The management cluster could not be reached or read.
+    #[error("{0}")]
+    Unread(String),
+    /// What it holds makes no plan (nothing to upgrade, a paused cluster...).
+    #[error(transparent)]
+    Plan(#[from] CapiPlanError),
+}
+
+/// What one CAPI-way plan is asked for: the workload cluster `owner` owns, the product, its
+/// target (`spec.version`'s spelling, then the dispatcher's) and each Machine's bound.
+pub struct CapiPlanAsk<'a> {
+    pub owner: &'a CapiOwner,
+    pub cluster: &'a str,
+    pub product: CapiProduct,
+    pub target: (&'a str, &'a str),
+    pub machine_timeout_secs: u64,
+}
+
+/// Reads the plan `ask` names through `kubeconfig`, then what its guards look at (the
+/// workload cluster's Kubernetes API through `kube`); `templates` reads the provider's VM
+/// templates, for a Talos upgrade only.
+pub async fn read_capi_plan(
+    kubeconfig: Option<&Kubeconfig>,
+    ask: CapiPlanAsk<'_>,
+    kube: Option<KubeClient>,
+    templates: impl Future<Output = super::VmTemplates>,
+) -> Result<CapiPlanReading, CapiReadError> {
+    let management = &ask.owner.management;
+    let kubeconfig = kubeconfig.ok_or_else(|| {
+        CapiReadError::Unread(format!(
+            "no kubeconfig to reach the management cluster {management}"
+        ))
+    })?;
+    let access = (CapiAccess::connect(kubeconfig, ask.owner).await)
+        .map_err(|e| CapiReadError::Unread(format!("management cluster {management}: {e}")))?;
+    let read = access.read_plan(ask.cluster, ask.product, ask.target).await;
+    let mut plan = read.map_err(CapiReadError::Unread)??;
+    plan.machine_timeout_secs = ask.machine_timeout_secs;
+    let facts = access
+        .tree_and_status(&plan, kube, Default::default())
+        .await;
+    let vm_templates = match ask.product {
+        CapiProduct::TalosOs => templates.await,
+        CapiProduct::Kubernetes => None,
+    };
+    Ok(CapiPlanReading {
+        access,
+        plan,
+        facts,
+        vm_templates,
+    })
+}

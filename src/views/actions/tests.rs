@@ -462,7 +462,8 @@ fn stuck_rollout_on_capi() -> AppState {
         owners: [("workload".to_string(), owner)].into(),
         errors: Vec::new(),
     };
-    state.screen = Screen::Capi;
+    crate::app::shell::open(&mut state, "capi");
+    assert_eq!(state.screen, Screen::Module("capi"), "{:?}", state.message);
     state
 }
 

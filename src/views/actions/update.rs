@@ -14,6 +14,7 @@ use super::{ActionsScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::actions::{ActionChoice, ActionRun, MenuOpened};
 use crate::app::binding::{Binding, Key, Move, bind};
+use crate::app::capi_doctor::fix_menu;
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, gate_step, reread_guards};
 use crate::app::screen::Screen;
@@ -59,7 +60,20 @@ impl PlanOperation for ChoicePlan {
         screen.plan.is_none()
     }
 
-    fn open(screen: &mut ActionsScreen, _: &Opening, _: &Shared) -> Result<Step, Message> {
+    /// Opened by the shell's menu (`MenuOpened`), or by `:capi`'s `f` (word `fix`): the menu
+    /// of the doctor's fixes of the cluster in use.
+    fn open(
+        screen: &mut ActionsScreen,
+        opening: &Opening,
+        shared: &Shared,
+    ) -> Result<Step, Message> {
+        if opening.words.first().is_some_and(|w| w == "fix") {
+            let cluster = shared.current.unwrap_or_default();
+            let menu = fix_menu(shared.fleet, cluster).map_err(Message::warn)?;
+            screen.plan = None;
+            (screen.kept.menu, screen.kept.over) = (Some(menu), Some(opening.from));
+            return Ok(Step::default());
+        }
         match (&screen.kept.menu, &screen.plan) {
             (None, None) => Err(Message::warn(
                 "a on the nodes pane, node detail or the etcd pane opens the actions",

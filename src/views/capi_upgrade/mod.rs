@@ -1,6 +1,6 @@
 //! The CAPI-way upgrade plan screen: `u` / `U` on a cluster Cluster API owns open it instead of
 //! the in-place plan. It is the one plan screen (`views::plan`) over what the console reads with
-//! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do, `console::read_plans`);
+//! `read_capi_plan` (as `taloscope upgrade` / `upgrade-k8s` do, `console::read_plans`);
 //! its guards are `capi_read_guards`, its gate every plan's; Tab switches between the phases and
 //! the guards, `r` reads the plan again. The update step in `update`, the drawing in `view`.
 

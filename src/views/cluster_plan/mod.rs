@@ -5,12 +5,11 @@
 //! kinds here, the replica count's keys and the pure update step in `update`, the drawing in
 //! `view` and `replicas`; the console reads the plans (`console::read_plans`) and runs the
 //! approved one on its one runner.
-use crate::app::actions::{ActionRun, delete_headline};
-use crate::app::capi_scale::{CapiScaleRun, ScaleTarget};
+use crate::app::actions::{ActionRun, CapiScaleRun, delete_headline};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::ScreenName;
 use crate::approval::MutatingAction;
-use crate::capi_scale::{PreparedScale, ScaleRequest};
+use crate::capi_scale::{PreparedScale, ScaleRequest, ScaleTarget};
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::guards::Guard;
 use crate::views::plan::PlanScreen;

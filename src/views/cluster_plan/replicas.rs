@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use crate::app::capi_scale::ScaleTarget;
+use crate::capi_scale::ScaleTarget;
 use crate::printable::line as printable;
 use crate::tui::Role;
 use crate::views::Look;

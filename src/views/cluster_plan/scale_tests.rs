@@ -9,7 +9,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect, PollerCommand};
 use crate::app::actions::ActionRun;
-use crate::app::capi_scale::ScaleTarget;
 use crate::app::keymap;
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
@@ -20,7 +19,7 @@ use crate::app::update::update;
 use crate::capi::tree_tests::fixture_objects;
 use crate::capi::{CapiOwner, CapiView, MachineRole, Management};
 use crate::capi_scale::{
-    MachineChange, ScaleEvent, ScaleFacts, ScaleView, plan_scale, scale_guards,
+    MachineChange, ScaleEvent, ScaleFacts, ScaleTarget, ScaleView, plan_scale, scale_guards,
 };
 use crate::fleet::FleetEvent;
 use crate::kube::CapiVersion;
@@ -51,7 +50,7 @@ fn capi_screen() -> AppState {
     };
     update(&mut state, Action::Event(AppEvent::Fleet(event)));
     press(&mut state, 'C');
-    assert_eq!(state.screen, Screen::Capi, "{:?}", state.message);
+    assert_eq!(state.screen, Screen::Module("capi"), "{:?}", state.message);
     state
 }
 
@@ -63,18 +62,21 @@ fn press(state: &mut AppState, c: char) -> Vec<Effect> {
 
 fn select(state: &mut AppState, kind: &str) {
     for _ in 0..20 {
-        let (rows, i) = crate::app::queries::rows_and_selection(state);
+        let capi = state.screens.find::<crate::views::capi::CapiScreen>();
+        let (rows, i) = capi
+            .expect("capi")
+            .rows_and_selection(&crate::app::shell::shared(state));
         if rows[i].object.starts_with(kind) {
             return;
         }
-        update(state, Action::MoveDown);
+        press(state, 'j');
     }
     panic!("no {kind} row");
 }
 
 /// What `prepare_scale` reads for `request` over the fixture tree and `healthy`'s status.
 fn prepared(state: &AppState, role: MachineRole, md: Option<&str>, to: u32) -> PreparedScale {
-    let (_, tree) = crate::app::queries::shown_tree(state).expect("tree");
+    let (_, tree) = state.fleet.capi.owned_tree("healthy").expect("tree");
     let status = state.current_live().expect("status").status.clone();
     let plan = plan_scale("healthy", &owner(), &tree, (role, md), to).expect("plan");
     let guards = scale_guards(&ScaleFacts {
@@ -156,7 +158,7 @@ fn another_row_scales_the_control_plane_and_says_so() {
     // Esc cancels: nothing asked any more.
     crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     assert!(asking(&state).is_none());
-    assert_eq!(state.screen, Screen::Capi);
+    assert_eq!(state.screen, Screen::Module("capi"));
 }
 
 #[test]
@@ -287,7 +289,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     );
     // Esc goes back to :capi.
     update(&mut state, Action::Back);
-    assert_eq!(state.screen, Screen::Capi);
+    assert_eq!(state.screen, Screen::Module("capi"));
 }
 
 /// The request a plan effect asks to read.

@@ -13,10 +13,10 @@ use super::{
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
-use crate::app::capi_scale::ScaleTarget;
 use crate::app::message::Message;
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
+use crate::capi_scale::{ScaleTarget, scale_target};
 use crate::tui::Look;
 use crate::views::plan::PlanOperation;
 
@@ -65,11 +65,12 @@ impl PlanOperation for ClusterPlan {
     }
 
     /// `D` (words `delete CLUSTER`): the delete plan of the cluster, asked of the console;
-    /// `s` on `:capi` (word `scale`): the replica count of the object handed over first.
+    /// `s` on `:capi` (words `scale ROW`): the replica count of the object scaling the tree's
+    /// row `ROW` of the cluster in use scales, asked first.
     fn open(
         screen: &mut ClusterPlanScreen,
         opening: &Opening,
-        _: &Shared,
+        shared: &Shared,
     ) -> Result<Step, Message> {
         match opening.words.as_slice() {
             [kind, cluster] if kind == "delete" => {
@@ -77,7 +78,17 @@ impl PlanOperation for ClusterPlan {
                 (screen.plan, screen.kept) = (Some(plan), None);
                 Ok(Step::effects(vec![read]))
             }
-            [kind] if kind == "scale" && screen.kept.is_some() => Ok(Step::default()),
+            [kind, row] if kind == "scale" => {
+                let cluster = shared.current.unwrap_or_default();
+                let target = match shared.fleet.capi.owned_tree(cluster) {
+                    Some((_, tree)) => scale_target(cluster, &tree, row),
+                    None => Err(format!("{cluster}: its Cluster API tree is not read yet")),
+                };
+                let target =
+                    target.map_err(|why| Message::warn(format!("nothing to scale: {why}")))?;
+                (screen.plan, screen.kept) = (None, Some((target, String::new())));
+                Ok(Step::default())
+            }
             _ => Err(Message::warn(
                 "D on the fleet or a cluster plans its delete; s on :capi its scale",
             )),
@@ -101,11 +112,6 @@ impl PlanOperation for ClusterPlan {
     }
 
     fn on_news(screen: &mut ClusterPlanScreen, news: &ScreenNews, shared: &Shared) -> bool {
-        if let Some(target) = news.get::<ScaleTarget>() {
-            screen.kept = Some((target.clone(), String::new()));
-            screen.plan = None;
-            return true;
-        }
         news.get::<ClusterPlanNews>()
             .is_some_and(|news| planned(screen, news, shared))
     }
@@ -152,7 +158,7 @@ impl PlanOperation for ClusterPlan {
     }
 
     fn drawn_over(screen: &ClusterPlanScreen) -> Option<Screen> {
-        screen.kept.as_ref().map(|_| Screen::Capi)
+        screen.kept.as_ref().map(|_| Screen::Module("capi"))
     }
 
     fn draw(

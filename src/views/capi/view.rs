@@ -1,5 +1,4 @@
-//! The CAPI screen: the cluster in use as its Cluster API management cluster sees it, grouped
-//! like `clusterctl describe cluster` (the rows `taloscope capi status` prints), each row's
+//! The CAPI screen drawn: the tree grouped like `clusterctl describe cluster`, each row's
 //! conditions that need attention under it, the selection whose conditions Enter opens, and
 //! the CAPI doctor's findings (stuck states) with the key that fixes them.
 use ratatui::buffer::Buffer;
@@ -8,15 +7,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
-use super::Look;
-use super::table::pane_block;
-use crate::app::capi_doctor::fix_choices;
-use crate::app::queries::{findings_of, rows_and_selection, shown_tree};
-use crate::app::state::AppState;
+use super::CapiScreen;
+use crate::app::capi_doctor::{findings_of, fix_choices};
+use crate::app::screens::Shared;
 use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::capi_doctor::Finding;
 use crate::fleet::summary::age_text;
 use crate::tui::Role;
+use crate::views::table::pane_block;
+use crate::views::{Look, fit, fit_apart, shared_prefixes};
 
 /// The most lines the doctor's findings take under the tree.
 const MAX_FINDING_LINES: usize = 3;
@@ -84,7 +83,7 @@ fn row_line(
     let kept = if kind.is_empty() { 0 } else { kind.len() + 1 };
     let room = name_width.saturating_sub(guide.width());
     let object = if kept > 0 && kept + 4 <= room {
-        let name = super::fit_apart(
+        let name = fit_apart(
             &row.object[kept..],
             room - kept,
             g.ellipsis,
@@ -92,7 +91,7 @@ fn row_line(
         );
         format!("{kind}/{name}")
     } else {
-        super::fit_apart(&row.object, room, g.ellipsis, shared)
+        fit_apart(&row.object, room, g.ellipsis, shared)
     };
     let name = format!("{guide}{object}");
     let mut text = format!("{name:<name_width$}");
@@ -109,7 +108,7 @@ fn row_line(
 }
 
 fn condition_line(
-    state: &AppState,
+    now: u64,
     look: &Look,
     row: &TreeRow,
     index: usize,
@@ -118,7 +117,6 @@ fn condition_line(
     let Some(c) = row.attention().nth(index) else {
         return Line::default();
     };
-    let now = state.wall_clock.unwrap_or(0);
     let age = condition_age(c, now)
         .filter(|_| now > 0)
         .map(|a| format!(" ({} ago)", age_text(a)))
@@ -130,7 +128,7 @@ fn condition_line(
         condition_text(c)
     );
     Line::from(Span::styled(
-        super::fit(&text, width, look.glyphs.ellipsis),
+        fit(&text, width, look.glyphs.ellipsis),
         look.styles.get(Role::Muted),
     ))
 }
@@ -148,7 +146,7 @@ fn finding_lines(look: &Look, findings: &[Finding], width: usize) -> Vec<Line<'s
             };
             let text = format!("{} {} ({fix})", look.glyphs.warn, f.summary);
             Line::from(Span::styled(
-                super::fit(&crate::printable::line(&text), width, look.glyphs.ellipsis),
+                fit(&crate::printable::line(&text), width, look.glyphs.ellipsis),
                 look.styles.get(Role::Error),
             ))
         })
@@ -156,9 +154,16 @@ fn finding_lines(look: &Look, findings: &[Finding], width: usize) -> Vec<Line<'s
 }
 
 /// Draws the CAPI screen of the cluster in use into `area`.
-pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
+pub(super) fn render(
+    screen: &CapiScreen,
+    shared: &Shared,
+    look: &Look,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let s = &look.styles;
-    let Some((owner, tree)) = shown_tree(state) else {
+    let cluster = shared.current.unwrap_or_default();
+    let Some((owner, tree)) = shared.fleet.capi.owned_tree(cluster) else {
         let block = pane_block(
             look,
             vec![Span::styled(" Cluster API ", s.get(Role::Title))],
@@ -166,7 +171,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         );
         let inner = block.inner(area);
         block.render(area, buf);
-        let cluster = state.current.as_deref().unwrap_or("no cluster in use");
+        let cluster = shared.current.unwrap_or("no cluster in use");
         Paragraph::new(Line::from(Span::styled(
                 format!("{cluster}: no management cluster among the kube contexts owns it (read at the background interval)"),
                 s.get(Role::Muted),
@@ -179,8 +184,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
     let block = pane_block(look, vec![Span::styled(title, s.get(Role::Title))], true);
     let inner = block.inner(area);
     block.render(area, buf);
-    let cluster = state.current.as_deref().unwrap_or_default();
-    let findings = findings_of(state, cluster);
+    let findings = findings_of(shared.fleet, cluster);
     let [summary, header, body, doctor, hint] = inner.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
@@ -201,9 +205,9 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         s.get(Role::Text),
     )))
     .render(summary, buf);
-    let (rows, selected) = rows_and_selection(state);
+    let (rows, selected) = screen.rows_and_selection(shared);
     let objects: Vec<&str> = rows.iter().map(|r| r.object.as_str()).collect();
-    let shared = super::shared_prefixes(&objects);
+    let prefixes = shared_prefixes(&objects);
     let width = usize::from(inner.width);
     let name_need = rows
         .iter()
@@ -237,10 +241,16 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         .skip(offset)
         .take(height)
         .map(|l| match l {
-            Shown::Row(i, r) => {
-                row_line(look, r, &columns, (name_width, shared[*i]), *i == selected)
+            Shown::Row(i, r) => row_line(
+                look,
+                r,
+                &columns,
+                (name_width, prefixes[*i]),
+                *i == selected,
+            ),
+            Shown::Condition(r, c) => {
+                condition_line(shared.wall_clock.unwrap_or(0), look, r, *c, width)
             }
-            Shown::Condition(r, c) => condition_line(state, look, r, *c, width),
         })
         .collect();
     Paragraph::new(lines).render(body, buf);
@@ -252,7 +262,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         "  f: fix a stuck state"
     };
     Paragraph::new(Line::from(Span::styled(
-        super::fit(
+        fit(
             &format!("Enter: every condition of {object}{fix}"),
             width,
             look.glyphs.ellipsis,
