@@ -212,10 +212,6 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     fn on_approved(&mut self, _approved: &ApprovedAction, _shared: &Shared) -> Option<Step> {
         None
     }
-    /// What quitting asks first while its work runs (y/N).
-    fn quit_question(&self) -> Option<String> {
-        None
-    }
     /// The screen drawn under it, when it is a popup over one.
     fn drawn_over(&self) -> Option<Screen> {
         None

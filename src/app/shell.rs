@@ -94,8 +94,8 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
 }
 
 /// The screens whose plans run on this console's one action runner (the actions', the
-/// cluster plan's): none opens a new plan while an action runs here.
-pub const RUN_HERE: [ScreenName; 2] = ["actions", "cluster-plan"];
+/// cluster plan's, the create's): none opens a new plan while an action runs here.
+pub const RUN_HERE: [ScreenName; 3] = ["actions", "cluster-plan", "create"];
 
 /// While an action runs here, its progress is shown instead of a new one; true when it was.
 pub fn shows_running(state: &mut AppState) -> bool {
@@ -184,11 +184,6 @@ pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -
         }
         Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
     }
-}
-
-/// What quitting asks first while a module's work runs.
-pub fn quit_question(state: &AppState) -> Option<String> {
-    state.screens.iter().find_map(|m| m.quit_question())
 }
 
 /// News for a module: whether the screen on top changed, and the effects it asks for (a

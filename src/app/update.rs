@@ -173,10 +173,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         Vec::new()
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
-                    // A create runs on the one runner: while anything runs, its progress.
-                    Action::Open("create") if super::update_actions::shows_running(state) => {
-                        Vec::new()
-                    }
                     Action::Open(name) => super::shell::open(state, name),
                     Action::OpenWith(name, word) => {
                         super::shell::open_with(state, name, vec![word.into()])
@@ -192,11 +188,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
-    if let Some(question) = super::shell::quit_question(state) {
-        state.message = Some(Message::warn(question.clone()));
-        state.quit_question = Some(question);
-        return Vec::new();
-    }
     let running = state.actions.progress.as_ref().filter(|p| p.running());
     let Some(kind) = running.map(|p| p.kind) else {
         return vec![Effect::Quit];
