@@ -300,15 +300,6 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
 /// Footer hints where the keys go now: (keys, label) pairs in table order,
 /// only those the state offers.
 pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
-    let (own, shell) = footer_parts(state);
-    own.into_iter().chain(shell).collect()
-}
-
-/// The footer's hints in two parts: the screen's own keys (most needed first, as its
-/// bindings list them) and the shell's (help, back, quit...), which a narrow footer keeps.
-pub fn footer_parts(
-    state: &AppState,
-) -> (Vec<(String, &'static str)>, Vec<(String, &'static str)>) {
     let ctx = context(state);
     let module = match ctx {
         KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
@@ -325,7 +316,7 @@ pub fn footer_parts(
     let shell: Vec<_> = (footer_of(ctx, state).into_iter())
         .filter(|(keys, _)| !bound_here(keys))
         .collect();
-    (own, shell)
+    own.into_iter().chain(shell).collect()
 }
 
 /// The footer hints of `ctx`'s own table, only those the state offers.

@@ -53,24 +53,11 @@ fn prompt(kind: InputKind) -> &'static str {
     }
 }
 
-/// Draws the key hints of the current key context into `area`. When they do not fit, the
-/// screen's own hints go from the last one listed first, so the shell's (help, back, quit)
-/// always show; `?` lists every key.
+/// Draws the key hints of the current key context into `area`.
 pub fn render_hints(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
     let s = &look.styles;
-    let (mut own, shell) = keymap::footer_parts(state);
-    let width = |hints: &[(String, &str)]| -> usize {
-        let text = |t: &str| unicode_width::UnicodeWidthStr::width(t);
-        (hints.iter())
-            .map(|(keys, label)| text(keys) + text(label) + 3)
-            .sum()
-    };
-    let room = usize::from(area.width);
-    while !own.is_empty() && width(&own) + width(&shell) > room {
-        own.pop();
-    }
     let mut spans = Vec::new();
-    for (keys, label) in own.into_iter().chain(shell) {
+    for (keys, label) in keymap::footer_hints(state) {
         spans.push(Span::styled(format!(" {keys}"), s.get(Role::Key)));
         spans.push(Span::styled(format!(" {label} "), s.get(Role::Muted)));
     }
