@@ -19,14 +19,14 @@
 //!   journal, provisions and VM terminates, through `operation::run`, their events told
 //!   as progress events)
 //!   and the screen modules' tasks (the health checks, the log screen's streams, the
-//!   create screen's plans and journals); it reads the delete, CAPI scale and CAPI-way
+//!   create and provision screens' plans and journals; a running create's answers); it reads the delete, CAPI scale and CAPI-way
 //!   upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
-//!   `health`, `logs`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
+//!   `health`, `logs`, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
@@ -48,8 +48,10 @@
 //!   is `views::actions`) and `D`, a cluster's delete (its plan screen is
 //!   `views::cluster_plan`); the
 //!   running operation's progress (`update_progress`: started from the
-//!   approved run, its progress events folded, its keys); the CAPI doctor's findings and
-//!   fixes as the console offers them (`capi_doctor`); the CAPI-way upgrade plan that `u` / `U`
+//!   approved run, its progress events folded, its keys, a create's questions answered
+//!   with y / n); the CAPI doctor's findings and fixes as the console offers them
+//!   (`capi_doctor`); the provisions and VM terminates started on the progress screen and
+//!   the VMs their journals left (`update_provision`; the wizard is `views::provision`); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, drain, a service restart...;
