@@ -8,7 +8,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines};
+use crate::app::binding::{
+    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
+};
 use crate::app::message::Message;
 use crate::app::screens::{FleetChange, ScreenModule, ScreenName, Shared, Step};
 use crate::fleet::FleetModel;
@@ -55,13 +57,11 @@ impl ScreenModule for CertsScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(KEYS, self);
-        lines.extend(key_lines(MOVE_KEYS, &()));
-        lines
+        lines_with_moves(KEYS, self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        intent(KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
+        binds_with_moves(KEYS, event)
     }
 
     fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {

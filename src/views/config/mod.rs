@@ -11,7 +11,9 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::action::Effect;
-use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines};
+use crate::app::binding::{
+    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
+};
 use crate::app::message::Message;
 use crate::app::screens::{
     Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
@@ -280,16 +282,14 @@ impl ScreenModule for ConfigScreen {
         if let Some(wizard) = &self.patch {
             return wizard.keys();
         }
-        let mut lines = key_lines(KEYS, self);
-        lines.extend(key_lines(MOVE_KEYS, &()));
-        lines
+        lines_with_moves(KEYS, self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
         if let Some(wizard) = &self.patch {
             return wizard.binds(event);
         }
-        intent(KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
+        binds_with_moves(KEYS, event)
     }
 
     fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {

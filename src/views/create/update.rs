@@ -15,7 +15,7 @@ use super::{
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{KeyLine, MOVE_KEYS, Move, intent, key_lines};
+use crate::app::binding::{KeyLine, MOVE_KEYS, Move, binds_with_moves, intent, lines_with_moves};
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
 use crate::app::plan_screen::{AskedPlan, PlanGuards};
@@ -45,13 +45,11 @@ impl ScreenModule for CreateScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(keys::of(self.stage), self);
-        lines.extend(key_lines(MOVE_KEYS, &()));
-        lines
+        lines_with_moves(keys::of(self.stage), self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        intent(MOVE_KEYS, event).is_some() || intent(keys::of(self.stage), event).is_some()
+        binds_with_moves(keys::of(self.stage), event)
     }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
