@@ -23,14 +23,14 @@
 //!   upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
-//!   its typed confirmation; `progress`, the one progress screen of an
-//!   operation); functions of `app`'s state; what every plan draws alike in
-//!   `plan_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
-//!   `health`, `logs`, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
+//!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
+//!   `plan_parts`, what plans and the progress draw alike in `progress_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
+//!   `health`, `logs`, `progress`: the one progress screen of any operation run here,
+//!   `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
-//!   screen's, but for the generic parts of `plan` and `progress`.
+//!   screen's, but for the generic parts of `plan`.
 //! - `app`: the shell: the screen modules' trait and registry (`screens`; their
 //!   names, tasks and news in `screen_io`) and its routing of keys, news,
 //!   poller reports, ticks and drawing to the module on top (`shell`);
@@ -46,12 +46,12 @@
 //!   the one gate, pure for the screen modules: moving through them, taking an
 //!   acknowledgement, Start); the action menu a selection offers (its screen
 //!   is `views::actions`) and `D`, a cluster's delete (its plan screen is
-//!   `views::cluster_plan`); the
-//!   running operation's progress (`update_progress`: started from the
-//!   approved run, its progress events folded, its keys, a create's questions answered
-//!   with y / n); the CAPI doctor's findings and fixes as the console offers them
-//!   (`capi_doctor`); the provisions and VM terminates started on the progress screen and
-//!   the VMs their journals left (`update_provision`; the wizard is `views::provision`); the CAPI-way upgrade plan that `u` / `U`
+//!   `views::cluster_plan`); every approved run handed to the one runner and
+//!   told to the one progress screen (`update_actions`; `views::progress` folds its
+//!   events, journals and keys as its news, `shell::show_progress` brings it on top);
+//!   the CAPI doctor's findings and fixes as the console offers them
+//!   (`capi_doctor`); `p` and `:provisions` (`update_provision`; the wizard is
+//!   `views::provision`); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, drain, a service restart...;

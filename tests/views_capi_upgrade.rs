@@ -161,7 +161,7 @@ fn started() -> AppState {
         matches!(effects.as_slice(), [Effect::RunAction { .. }]),
         "{effects:?}"
     );
-    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(s.screen, Screen::Module("progress"));
     s
 }
 

@@ -145,7 +145,10 @@ fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
     assert_eq!(nodes.last(), Some(&joined));
     // A config patch of the cluster ends: its nodes are compared again.
     assert_eq!(drift_request(&mut s), None);
-    s.actions.progress = Some(OperationProgress::start(
+    s.screens
+        .find_mut::<taloscope::views::progress::ProgressScreen>()
+        .unwrap()
+        .progress = Some(OperationProgress::start(
         OperationKind::ConfigPatch,
         "healthy",
         "patch the machine configuration",

@@ -316,7 +316,10 @@ fn progress_asking_a_fingerprint() {
 fn progress_done() {
     let mut s = running();
     // `y` on the one progress screen.
-    update(&mut s, Action::Answer(true));
+    update(
+        &mut s,
+        Action::ScreenKey(KeyEvent::from(KeyCode::Char('y'))),
+    );
     let phase = |phase, state| LifecycleEvent::Phase { phase, state };
     for (i, p) in CreatePhase::ALL.iter().enumerate().skip(2) {
         run(

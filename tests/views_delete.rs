@@ -135,7 +135,7 @@ fn delete_progress_until_done() {
         panic!("the typed name matched")
     };
     update(&mut s, Action::Approved(approved));
-    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(s.screen, Screen::Module("progress"));
     for line in [
         "terminate asked for 5 VM(s)",
         "VM healthy-controlplane-1 (12) is gone",

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
-use taloscope::app::provision::ProvisionKey;
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
@@ -59,7 +58,7 @@ fn wizard() -> AppState {
         Arc::new(Config::parse(Path::new("/sim/taloscope.yaml"), CONFIG).expect("config"));
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
-    update(&mut s, Action::Provision(ProvisionKey::Open));
+    update(&mut s, Action::OpenProvision);
     assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
     let templates = [
         (0, "talos-healthy-controlplane"),
@@ -158,7 +157,7 @@ fn running() -> (AppState, ProvisionSteps) {
     };
     update(&mut s, Action::Event(AppEvent::Tick(1_000)));
     update(&mut s, Action::Approved(approved));
-    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(s.screen, Screen::Module("progress"));
     for v in [
         vm(7, 1, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),
         vm(8, 2, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),

@@ -61,7 +61,7 @@ fn kube_rollout(lines: usize) -> AppState {
         update(&mut s, Action::Event(told));
     }
     update(&mut s, Action::ShowRollout);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module("progress"), "{:?}", s.message);
     s
 }
 
@@ -78,7 +78,7 @@ fn the_kubernetes_rollout_keeps_its_steps_at_80_and_counts_steps() {
 #[test]
 fn the_kubernetes_rollout_steps_scroll_to_the_last() {
     let mut s = kube_rollout(3);
-    let progress = s.actions.progress.as_ref().expect("the journal's progress");
+    let progress = s.progress().expect("the journal's progress");
     let last = progress.steps[16].label.clone();
     let shown = |text: &str| text.lines().any(|l| l.contains(&last));
     assert!(!shown(&screen_text_at(&s, 80, 24)));

@@ -153,7 +153,7 @@ fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
     }
     update(&mut s, Action::Event(AppEvent::Tick(now)));
     update(&mut s, Action::ShowRollout);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module("progress"), "{:?}", s.message);
     s
 }
 

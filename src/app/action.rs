@@ -79,21 +79,13 @@ pub enum Action {
     Explain,
     /// `s` on a plan screen: start the plan through the one gate.
     StartPlan,
-    /// Progress screen: pause an upgrade after its current node.
-    PauseRollout,
-    /// Progress screen: resume a paused upgrade, or one found in a journal
-    /// (through the dispatcher).
-    ResumeRollout,
     /// The dispatcher approved a rollout; update decides what to run.
     Approved(ApprovedAction),
-    /// The provision wizard and progress pane (see `provision`).
-    Provision(super::provision::ProvisionKey),
+    /// `p` / `:provision`: the provision wizard for the cluster in use (or the provision
+    /// running there).
+    OpenProvision,
     /// `a`: the actions on the selected node or etcd member.
     OpenActions,
-    /// Action progress: cancel the running node or etcd action after its current step.
-    CancelAction,
-    /// Progress screen: `y` (true) or `n` to the question the running operation asks.
-    Answer(bool),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
     /// Bring a screen module on top with a word naming what to show (`d` in node detail:

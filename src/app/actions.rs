@@ -1,17 +1,19 @@
 //! The console's node, etcd and cluster-delete actions as the shell knows them: the action
 //! menu of the selection (`a`; its screen is `views::actions`), a delete's headline (its plan
-//! is `views::cluster_plan`'s), what the one runner runs, and the progress of the one that
-//! runs.
+//! is `views::cluster_plan`'s), what the one runner runs, and what the shell tells the one
+//! progress screen (`views::progress`) of it.
 use std::path::PathBuf;
 
-use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
+use crate::approval::{ApprovedAction, EtcdAction, MutatingAction, NodeOperation};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::DeletePlan;
 use crate::etcd_maintenance::EtcdPlan;
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_actions::NodeActionPlan;
+use crate::operation::OperationKind;
 use crate::operation::forget::ForgetPlan;
-use crate::operation::progress::OperationProgress;
+use crate::operation::progress::ProgressEvent;
+use crate::rollout::RolloutSummary;
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,16 +139,12 @@ pub fn delete_headline(action: &MutatingAction) -> String {
     format!("delete cluster {}: {effect}", action.cluster())
 }
 
-/// Everything of the actions the console shows.
+/// What the console keeps for its actions.
 #[derive(Debug, Clone, Default)]
 pub struct ActionsState {
-    /// The operation running (or last run) from this console, as its runner's events built it.
-    pub progress: Option<OperationProgress>,
     /// Where snapshots go unless the operator types another path (the state dir's
     /// `snapshots/`, set by the event loop).
     pub snapshot_dir: PathBuf,
-    /// The screen the menu was opened on: where Esc goes back to.
-    pub back: Option<super::screen::Screen>,
     /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of
     /// each, as `taloscope delete` takes them; set by commands/).
     pub context_files: Option<ContextFiles>,
@@ -154,13 +152,25 @@ pub struct ActionsState {
     pub left_cordoned: Vec<(String, String, String)>,
 }
 
-impl ActionsState {
-    /// Whether an action runs here now.
-    pub fn running(&self) -> bool {
-        self.progress
-            .as_ref()
-            .is_some_and(OperationProgress::running)
-    }
+/// What the shell tells the one progress screen (`views::progress`), as its news.
+#[derive(Debug, Clone)]
+pub enum ProgressNews {
+    /// An approved run starts on the one runner: its progress from now, headed `what`; Esc
+    /// leads to `back`.
+    Started {
+        approved: ApprovedAction,
+        run: Box<ActionRun>,
+        what: String,
+        back: super::screen::Screen,
+    },
+    /// One event of the running operation of a kind.
+    Event(OperationKind, ProgressEvent),
+    /// A rollout journal that did not end, found at startup.
+    Journal(Box<RolloutSummary>),
+    /// What a killed console's provision journals left.
+    Provisions(Box<super::provision::JournalVms>),
+    /// Brought on top again; Esc leads to `back`.
+    Shown { back: super::screen::Screen },
 }
 
 /// What an interrupted action left behind.

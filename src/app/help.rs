@@ -228,12 +228,12 @@ mod tests {
     #[test]
     fn where_you_are_comes_first_and_nothing_is_cut() {
         let none = Screens::default();
-        let help = layout(KeyContext::ActionProgress, &none, 72);
+        let help = layout(KeyContext::Screen("progress"), &crate::views::screens(), 72);
         assert_eq!(help.columns.len(), 1);
         assert_eq!(
             help.columns[0][0],
             HelpCell::Title {
-                text: "Here: Node or etcd action progress".into(),
+                text: "Here: Progress of the operation run here".into(),
                 here: true
             }
         );

@@ -10,7 +10,6 @@ use super::binding::{HELP, command_line, intent, quit, typed_char};
 use super::keymap_actions as actions;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
-use super::provision::ProvisionKey;
 use super::screen::Screen;
 use super::screens::Screens;
 use super::state::{AppState, InputKind, Overlay};
@@ -34,14 +33,12 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
-    /// The progress of the node or etcd action run here.
-    ActionProgress,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
     Screen(super::screen_io::ScreenName),
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 14] = [
+    pub const ALL: [KeyContext; 13] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -55,7 +52,6 @@ impl KeyContext {
         KeyContext::Help,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
-        KeyContext::ActionProgress,
     ];
 
     pub fn title(self) -> &'static str {
@@ -75,7 +71,6 @@ impl KeyContext {
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
-            KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
         }
     }
@@ -113,15 +108,7 @@ static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"
 /// `p` on the cluster panes, ahead of their other keys (live data and rollouts pause on
 /// `Space`): the provision wizard, or the provision running there (`app::provision`).
 #[rustfmt::skip]
-static OPEN_PROVISION: &[Binding] = &[bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision new nodes (the wizard; or the running provision)").footer("provision")];
-
-/// `x` on the one progress screen: the action a run offers (a provision's failed VM).
-#[rustfmt::skip]
-static TERMINATE_OFFERED: &[Binding] = &[bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(offers)];
-
-fn offers(state: &AppState) -> bool {
-    (state.actions.progress.as_ref()).is_some_and(|p| !p.offers.is_empty())
-}
+static OPEN_PROVISION: &[Binding] = &[bind(&[Key::char('p')], Action::OpenProvision, "provision new nodes (the wizard; or the running provision)").footer("provision")];
 
 #[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
@@ -220,7 +207,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Explain => &[SCROLL, overlay::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::ActionProgress => &[actions::PROGRESS, TERMINATE_OFFERED, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
@@ -276,7 +262,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
-            Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
         },
     }

@@ -83,12 +83,12 @@ fn p_provisions_and_space_pauses_wherever_they_are_bound() {
         for b in bindings(ctx) {
             if b.keys.contains(&Key::char('p')) {
                 assert!(
-                    matches!(b.action, Action::Provision(_)),
+                    matches!(b.action, Action::OpenProvision),
                     "p is {:?} in {ctx:?}",
                     b.action
                 );
             }
-            if matches!(b.action, Action::TogglePause | Action::PauseRollout) {
+            if matches!(b.action, Action::TogglePause) {
                 assert_eq!(b.keys, &[Key::char(' ')], "{ctx:?}");
             }
         }

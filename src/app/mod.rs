@@ -31,7 +31,6 @@ pub mod update_actions;
 pub mod update_delete;
 mod update_overlay;
 mod update_panes;
-pub mod update_progress;
 mod update_provision;
 mod update_upgrade;
 

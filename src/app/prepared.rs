@@ -100,7 +100,6 @@ pub fn prepare(state: &mut AppState) {
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
         Screen::Clusters => &[TableKind::Clusters],
-        Screen::Action => &[],
         Screen::Module(_) => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds

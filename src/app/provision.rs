@@ -1,6 +1,6 @@
 //! What the shell knows for provisioning, whichever screen provisions: the console's config,
-//! OpenNebula's environment and the kubeconfig; its provision keys; what the journals'
-//! followers report (`JournalVms`). Plain data; `update_provision` folds it, `views::provision` is the wizard.
+//! OpenNebula's environment and the kubeconfig; what the journals' followers report
+//! (`JournalVms`, shown on the one progress screen). Plain data; `views::provision` is the wizard.
 use std::sync::Arc;
 
 use crate::config::Config;
@@ -16,15 +16,6 @@ pub struct ProvisionState {
     pub one_env: Arc<OneEnvironment>,
     /// The merged kubeconfig the join checks are built from.
     pub kubeconfig: Option<kube::config::Kubeconfig>,
-}
-
-/// The shell's provision keys: the wizard, and the progress screen's terminate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProvisionKey {
-    /// `p` / `:provision`: the wizard for the cluster in use.
-    Open,
-    /// The failed VM the progress of a provision names, through the dispatcher.
-    Terminate,
 }
 
 /// What the provision journals of `clusters` (shown by name) left, each VM with its cluster's

@@ -13,8 +13,6 @@ pub enum Screen {
     /// Every field of one node (the nodes table's selection), its services
     /// and recent events.
     NodeDetail,
-    /// A node or etcd action's plan, or the progress of the one running here.
-    Action,
     /// A screen that is a module of its own (`views/<screen>/`), by name.
     Module(super::screen_io::ScreenName),
 }

@@ -20,6 +20,7 @@ use crate::clock::Zone;
 use crate::config::Config;
 use crate::discovery::Cluster;
 use crate::fleet::{FleetModel, NodeStatus};
+use crate::operation::progress::OperationProgress;
 use crate::tui::Look;
 
 /// What a screen reads of the console around it: lent for one call, never owned.
@@ -234,6 +235,11 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     /// Whether its work runs (the loop ticks the clock for it).
     fn busy(&self) -> bool {
         false
+    }
+    /// The operation run from this console that it follows (running, the last, or one a
+    /// journal left): the shell asks whether one runs before it starts or quits.
+    fn operation(&self) -> Option<&OperationProgress> {
+        None
     }
     /// Whether it shows the cluster in use (the header names it, the pollers focus on it).
     fn of_cluster_in_use(&self) -> bool {

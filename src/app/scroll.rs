@@ -3,6 +3,7 @@
 //! event); j/k, PgUp/PgDn and g/G set it, and moving back onto the followed
 //! line follows again. Views draw the list around it. Pure.
 use super::action::Action;
+use super::binding::Move;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Scroll {
@@ -24,19 +25,24 @@ impl Scroll {
     /// Moves for a move key (`page` lines for PgUp/PgDn) in a list of `len`
     /// that follows line `follow`; false for any other key.
     pub fn apply(&mut self, action: &Action, len: usize, follow: usize, page: usize) -> bool {
-        let last = len.saturating_sub(1);
-        let from = self.at(len, follow);
-        let to = match action {
-            Action::MoveDown => (from + 1).min(last),
-            Action::MoveUp => from.saturating_sub(1),
-            Action::MoveFirst => 0,
-            Action::MoveLast => last,
-            Action::PageDown => (from + page.max(1)).min(last),
-            Action::PageUp => from.saturating_sub(page.max(1)),
+        let step = match action {
+            Action::MoveDown => Move::Down,
+            Action::MoveUp => Move::Up,
+            Action::MoveFirst => Move::First,
+            Action::MoveLast => Move::Last,
+            Action::PageDown => Move::PageDown,
+            Action::PageUp => Move::PageUp,
             _ => return false,
         };
-        self.at = (to != follow.min(last)).then_some(to);
+        self.go(step, len, follow, page);
         true
+    }
+
+    /// One move in a list of `len` that follows line `follow`, `page` lines a page.
+    pub fn go(&mut self, step: Move, len: usize, follow: usize, page: usize) {
+        let last = len.saturating_sub(1);
+        let to = step.from(self.at(len, follow), last, page.max(1));
+        self.at = (to != follow.min(last)).then_some(to);
     }
 
     /// Lines left the front of a bounded log: the place keeps to its line.
@@ -51,50 +57,6 @@ pub fn first_shown(len: usize, room: usize, selected: usize) -> usize {
     (selected + 1)
         .saturating_sub(room.max(1))
         .min(len.saturating_sub(room))
-}
-
-/// Which list of the progress screen the move keys scroll (Tab switches).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ProgressFocus {
-    #[default]
-    Steps,
-    Lines,
-}
-
-/// The operator's place in the progress screen's steps (following the step under way) and
-/// lines (following the newest).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProgressScroll {
-    pub focus: ProgressFocus,
-    pub steps: Scroll,
-    pub lines: Scroll,
-}
-
-impl ProgressScroll {
-    /// Tab and the move keys: switch lists, or scroll the one in focus over `steps` steps
-    /// following `step`, or `lines` lines (`page` lines for PgUp/PgDn). False for other keys.
-    pub fn apply(
-        &mut self,
-        action: &Action,
-        (steps, step): (usize, usize),
-        lines: usize,
-        page: usize,
-    ) -> bool {
-        if matches!(action, Action::NextPane) {
-            self.focus = match self.focus {
-                ProgressFocus::Steps => ProgressFocus::Lines,
-                ProgressFocus::Lines => ProgressFocus::Steps,
-            };
-            return true;
-        }
-        match self.focus {
-            ProgressFocus::Steps => self.steps.apply(action, steps, step, page),
-            ProgressFocus::Lines => {
-                let newest = lines.saturating_sub(1);
-                self.lines.apply(action, lines, newest, page)
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use crossterm::event::KeyEvent;
 
 use super::action::{Action, Effect};
+use super::actions::ProgressNews;
 use super::message::Message;
 use super::screen::Pane;
 use super::screen::Screen;
@@ -97,16 +98,26 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
 /// cluster plan's, the create's): none opens a new plan while an action runs here.
 pub const RUN_HERE: [ScreenName; 3] = ["actions", "cluster-plan", "create"];
 
+/// The one progress screen's name (`views::progress`): the operation run from this console.
+pub const PROGRESS: ScreenName = "progress";
+
 /// While an action runs here, its progress is shown instead of a new one; true when it was.
 pub fn shows_running(state: &mut AppState) -> bool {
-    if !state.actions.running() {
+    if !state.operation_running() {
         return false;
     }
     state.message = Some(Message::info(
         "an action runs from this console: its progress is shown",
     ));
-    state.screen = Screen::Action;
+    state.screen = Screen::Module(PROGRESS);
     true
+}
+
+/// Tells the progress screen `news` and brings it on top; the effects it asks for.
+pub fn show_progress(state: &mut AppState, news: ProgressNews) -> Vec<Effect> {
+    let (_, effects) = on_news(state, &ScreenNews::new(PROGRESS, news));
+    state.screen = Screen::Module(PROGRESS);
+    effects
 }
 
 /// A key of the module on top.
@@ -195,9 +206,13 @@ pub fn on_news(state: &mut AppState, news: &ScreenNews) -> (bool, Vec<Effect>) {
             .get_mut(news.screen)
             .map(|m| m.on_news_step(news, shared))
     });
-    let Some((changed, step)) = answered else {
+    let Some((changed, mut step)) = answered else {
         return (false, Vec::new());
     };
+    // A quit question stays on the message line until it is answered.
+    if state.quit_question.is_some() {
+        step.message = None;
+    }
     let asks = step.message.is_some() || step.ask.is_some() || step.close;
     let redraw = (changed && top == Some(news.screen)) || asks;
     (redraw, finish(state, news.screen, step))
@@ -352,6 +367,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "progress",
                 "actions",
                 "capi",
                 "capi-upgrade",

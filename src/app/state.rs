@@ -153,8 +153,6 @@ pub struct AppState {
     pub generation: u64,
     /// Tables, health and findings derived for the views (see `prepared`).
     pub prepared: super::prepared::Prepared,
-    /// Where the progress screen's steps and lines are scrolled.
-    pub progress_scroll: super::scroll::ProgressScroll,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
     /// This console's run holder, `user@host/pid-start` (set by the event
@@ -174,7 +172,7 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
-    /// The node and etcd actions: menu, plan and progress.
+    /// What the node and etcd actions keep (snapshots' directory, contexts, nodes left cordoned).
     pub actions: super::actions::ActionsState,
     /// The screens that are modules of their own (`views/<screen>/`).
     pub screens: super::screens::Screens,
@@ -215,7 +213,6 @@ impl AppState {
             tables: Tables::default(),
             generation: 0,
             prepared: Default::default(),
-            progress_scroll: Default::default(),
             wall_clock: None,
             identity: String::new(),
             provision: super::provision::ProvisionState {
@@ -238,6 +235,17 @@ impl AppState {
         self
     }
 
+    /// The operation run from this console (running, the last, or one a journal left), as
+    /// the progress screen follows it.
+    pub fn progress(&self) -> Option<&crate::operation::progress::OperationProgress> {
+        self.screens.iter().find_map(|m| m.operation())
+    }
+
+    /// Whether an operation runs from this console now.
+    pub fn operation_running(&self) -> bool {
+        self.progress().is_some_and(|p| p.running())
+    }
+
     /// Whether the terminal is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
     pub fn too_small(&self) -> bool {
         self.size.0 < MIN_WIDTH || self.size.1 < MIN_HEIGHT
@@ -254,8 +262,7 @@ impl AppState {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Clusters => Some(TableKind::Clusters),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::NodeDetail | Screen::Action => None,
-            Screen::Module(_) => None,
+            Screen::NodeDetail | Screen::Module(_) => None,
         }
     }
 
@@ -263,7 +270,7 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail | Screen::Action => self.current.as_deref(),
+            Screen::Cluster(_) | Screen::NodeDetail => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())

@@ -95,3 +95,13 @@ pub(crate) fn approved_on_healthy(dir: &Path, action: MutatingAction) -> Approve
     };
     approved
 }
+
+/// The operation the one progress screen shows, to set a test's scene.
+pub(crate) fn progress_mut(
+    state: &mut AppState,
+) -> &mut Option<crate::operation::progress::OperationProgress> {
+    let screen = state
+        .screens
+        .find_mut::<crate::views::progress::ProgressScreen>();
+    &mut screen.expect("the progress screen").progress
+}

@@ -3,6 +3,7 @@
 //! No IO happens here, so every rule is a plain unit test. The fleet, cluster
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect, PollerCommand};
+use super::actions::ProgressNews;
 use super::command::{self, Command};
 use super::message::Message;
 use super::screen::Screen;
@@ -11,6 +12,7 @@ use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
 use crate::operation::OperationKind;
+use crate::operation::progress::ProgressEvent;
 use crate::upgrade::InPlaceUpgrade;
 
 /// What one action did: effects for the loop, and whether anything visible
@@ -50,12 +52,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
-        // An action started before the first tick takes its start from it.
-        if let Some(progress) = state.actions.progress.as_mut() {
-            progress.clock_known(unix);
-        }
-        let action_running = state.screen == Screen::Action && state.actions.running();
-        let redraw = super::shell::on_tick(state, unix) || action_running;
+        let redraw = super::shell::on_tick(state, unix);
         if redraw {
             state.generation += 1;
         }
@@ -92,25 +89,11 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Approved(approved)
             if matches!(
                 approved.action(),
-                crate::approval::MutatingAction::Provision { .. }
-                    | crate::approval::MutatingAction::TerminateVm { .. }
-            ) =>
-        {
-            return provision::on_approved(state, approved);
-        }
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
                 crate::approval::MutatingAction::Node { .. }
                     | crate::approval::MutatingAction::Etcd { .. }
-            ) =>
-        {
-            return super::update_actions::on_approved(state, approved);
-        }
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
-                crate::approval::MutatingAction::DeleteCluster { .. }
+                    | crate::approval::MutatingAction::Provision { .. }
+                    | crate::approval::MutatingAction::TerminateVm { .. }
+                    | crate::approval::MutatingAction::DeleteCluster { .. }
                     | crate::approval::MutatingAction::ScaleCapi { .. }
                     | crate::approval::MutatingAction::CapiDeleteMachine { .. }
                     | crate::approval::MutatingAction::ForgetNode { .. }
@@ -126,7 +109,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     | crate::approval::MutatingAction::CreateCluster { .. }
             ) =>
         {
-            if state.actions.running() {
+            if state.operation_running() {
                 return super::action::not_run(
                     &approved,
                     "an action already runs from this console",
@@ -152,9 +135,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None if state.screen == Screen::Action => {
-                    super::update_progress::on_key(state, other)
-                }
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
@@ -165,9 +145,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::OpenKubernetesUpgrade(target) => {
                         upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
                     }
-                    Action::Provision(super::provision::ProvisionKey::Open) => {
-                        provision::open(state)
-                    }
+                    Action::OpenProvision => provision::open(state),
                     Action::ShowRollout => {
                         upgrade::show_rollout(state);
                         Vec::new()
@@ -188,7 +166,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
-    let running = state.actions.progress.as_ref().filter(|p| p.running());
+    let running = state.progress().filter(|p| p.running());
     let Some(kind) = running.map(|p| p.kind) else {
         return vec![Effect::Quit];
     };
@@ -238,11 +216,19 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
         AppEvent::Progress(kind, event) => {
-            return super::update_progress::on_event(state, kind, event);
+            // A configuration change's end: the nodes' configurations are compared again.
+            if kind == OperationKind::ConfigPatch
+                && matches!(event, ProgressEvent::Finished(_))
+                && let Some(p) = state.progress().filter(|p| p.kind == kind)
+            {
+                let cluster = p.cluster.clone();
+                state.tables.drift_asked.remove(&cluster);
+            }
+            return progress_news(state, ProgressNews::Event(kind, event));
         }
-        AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
+        AppEvent::Journal(summary) => return progress_news(state, ProgressNews::Journal(summary)),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Provision(vms) => provision::from_journals(state, *vms),
+        AppEvent::Provision(vms) => return progress_news(state, ProgressNews::Provisions(vms)),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::Discovered(discovery) => {
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -261,6 +247,12 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// News for the one progress screen (`views::progress`); the effects it asks for.
+fn progress_news(state: &mut AppState, news: ProgressNews) -> Vec<Effect> {
+    let news = super::screens::ScreenNews::new(super::shell::PROGRESS, news);
+    super::shell::on_news(state, &news).1
 }
 
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
@@ -390,10 +382,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
         }
         Ok(Some(Command::Provision)) => provision::open(state),
-        Ok(Some(Command::Provisions)) => {
-            provision::show(state);
-            Vec::new()
-        }
+        Ok(Some(Command::Provisions)) => provision::show(state),
         Ok(Some(Command::Rollout)) => {
             upgrade::show_rollout(state);
             Vec::new()

@@ -1,10 +1,11 @@
 //! The node, etcd and delete actions in the update step: `a` opens the actions screen
 //! (`views::actions`) on the menu of the selection; any approved action of a screen module
-//! (the actions', the cluster plan's) handed to the one runner while its progress shows. Pure.
+//! (the actions', the cluster plan's, the provision wizard's...) handed to the one runner
+//! while the one progress screen (`views::progress`) shows it. Pure.
 use super::action::Effect;
 use super::actions::{
-    ActionChoice, ActionMenu, ActionRun, ActionUpdate, MenuOpened, delete_headline, etcd_choices,
-    node_choices,
+    ActionChoice, ActionMenu, ActionRun, ActionUpdate, MenuOpened, ProgressNews, delete_headline,
+    etcd_choices, node_choices,
 };
 use super::message::Message;
 use super::plan_keys::refused_approval;
@@ -118,45 +119,69 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
 
 /// The dispatcher approved an action: the plan of the screen module on top runs when it is
 /// still the plan on screen and no guard blocks now (its guards read again over the latest
-/// status); a delete's progress is headed by its cluster and what it does.
+/// status); a delete's progress is headed by its cluster and what it does, a provision's by
+/// its cluster and VMs.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     // Esc on the progress of a plan of these screens: where the plan was opened from.
+    let mut back = Screen::Cluster(Pane::Nodes);
     if let Screen::Module(name) = state.screen
         && super::shell::RUN_HERE.contains(&name)
         && let Some((_, from)) = (state.screens.opened_from.iter()).find(|(n, _)| *n == name)
     {
-        state.actions.back = Some(*from);
+        back = *from;
     }
-    let Some(effects) = super::shell::on_approved(state, &approved) else {
-        let refused = refused_approval(None, &approved).unwrap_or_default();
-        state.message = refused.message;
-        return refused.effects;
+    // A failed VM's terminate, offered on the progress itself, runs as approved.
+    let terminate = matches!(approved.action(), MutatingAction::TerminateVm { .. });
+    let effects = match super::shell::on_approved(state, &approved) {
+        Some(effects) => effects,
+        None if terminate => vec![Effect::RunAction {
+            approved,
+            run: Box::new(ActionRun::TerminateVm),
+            acks: Vec::new(),
+        }],
+        None => {
+            let refused = refused_approval(None, &approved).unwrap_or_default();
+            state.message = refused.message;
+            return refused.effects;
+        }
     };
-    let what = matches!(approved.action(), MutatingAction::DeleteCluster { .. })
-        .then(|| delete_headline(approved.action()));
-    started(state, what, effects)
-}
-
-/// The approved runs among `effects` handed to the one runner: each one's progress shown from
-/// its start, under `what` (else its approval's words); an uncordon clears what an interrupted
-/// action left cordoned on its node.
-fn started(state: &mut AppState, what: Option<String>, effects: Vec<Effect>) -> Vec<Effect> {
+    let mut shown = Vec::new();
     for effect in &effects {
         let Effect::RunAction { approved, run, .. } = effect else {
             continue;
         };
-        let what = what.clone().unwrap_or_else(|| approved.action().describe());
-        super::update_progress::start(state, approved, run, &what);
+        let cluster = state.current.clone().unwrap_or_default();
+        let what = match run.as_ref() {
+            ActionRun::Delete(_) => delete_headline(approved.action()),
+            ActionRun::Provision(plan) => format!(
+                "Provision of {cluster}, {} {} node(s) via {}",
+                plan.count, plan.role, plan.provider
+            ),
+            _ => approved.action().describe(),
+        };
+        // An uncordon clears what an interrupted action left cordoned on its node.
         if let ActionRun::Node(plan) = run.as_ref()
             && plan.operation == NodeOperation::Uncordon
         {
             let cluster = approved.action().cluster();
             (state.actions.left_cordoned).retain(|(c, n, _)| !(c == cluster && n == &plan.node));
         }
-        state.screen = Screen::Action;
-        state.message = Some(Message::info(format!("{what}: started")));
+        if !matches!(
+            run.as_ref(),
+            ActionRun::Provision(_) | ActionRun::TerminateVm
+        ) {
+            state.message = Some(Message::info(format!("{what}: started")));
+        }
+        let (approved, run) = (approved.clone(), run.clone());
+        let news = ProgressNews::Started {
+            approved,
+            run,
+            what,
+            back,
+        };
+        shown.extend(super::shell::show_progress(state, news));
     }
-    effects
+    [effects, shown].concat()
 }
 
 /// A node an interrupted action left cordoned.

@@ -3,16 +3,18 @@
 //! after the step), and the etcd menu offers only actions whose subject exists.
 use super::*;
 use crate::app::action::Action;
-use crate::app::test_fixtures::cluster_screen;
+use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update::update;
 use crate::operation::progress::OperationProgress;
 use crate::operation::{CancelRule, OperationKind};
 use crate::upgrade::fixtures;
+use crossterm::event::KeyCode;
 
 #[test]
 fn quitting_while_an_action_runs_asks_first() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
-    state.actions.progress = Some(running("reboot node cp-2", CancelRule::AfterStep, None));
+    *crate::app::test_fixtures::progress_mut(&mut state) =
+        Some(running("reboot node cp-2", CancelRule::AfterStep, None));
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());
 }
@@ -39,22 +41,22 @@ fn the_etcd_menu_offers_disarm_with_an_alarm_and_remove_member_for_a_member_no_n
 #[test]
 fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
-    state.screen = Screen::Action;
+    state.screen = Screen::Module("progress");
     state.wall_clock = Some(1_000);
     let mut progress = running("reboot node cp-2", CancelRule::AfterStep, Some(940));
     progress.timeout = Some(std::time::Duration::from_secs(900));
-    state.actions.progress = Some(progress);
-    let progress = state.actions.progress.as_ref().unwrap();
+    *crate::app::test_fixtures::progress_mut(&mut state) = Some(progress);
+    let progress = state.progress().unwrap();
     assert_eq!(
         progress.elapsed(state.wall_clock).as_deref(),
         Some("elapsed 1m00s, times out after 15m00s")
     );
-    let effects = update(&mut state, Action::CancelAction);
+    let effects = press(&mut state, KeyCode::Char('c'));
     assert!(
         matches!(effects.as_slice(), [Effect::CancelAction]),
         "{effects:?}"
     );
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     assert!(progress.cancelling);
     assert!(
         progress.lines.back().is_some_and(
@@ -64,7 +66,7 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
         progress.lines
     );
     assert!(
-        update(&mut state, Action::CancelAction).is_empty(),
+        press(&mut state, KeyCode::Char('c')).is_empty(),
         "asked once"
     );
 }
@@ -72,13 +74,13 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
 #[test]
 fn an_action_that_cannot_be_cancelled_says_so() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
-    state.screen = Screen::Action;
-    state.actions.progress = Some(running(
+    state.screen = Screen::Module("progress");
+    *crate::app::test_fixtures::progress_mut(&mut state) = Some(running(
         "delete cluster healthy",
         CancelRule::RunsToItsEnd,
         None,
     ));
-    assert!(update(&mut state, Action::CancelAction).is_empty());
+    assert!(press(&mut state, KeyCode::Char('c')).is_empty());
     assert!(
         state
             .message

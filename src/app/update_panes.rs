@@ -74,7 +74,7 @@ pub fn usage_request(state: &mut AppState) -> Option<PollerCommand> {
 
 /// The nodes whose machine configurations the DRIFT column compares: every node of the cluster
 /// on screen with a known role, asked once its first round has listed them and again when that
-/// list changes or a configuration change ends (`update_progress` forgets the cluster's); the
+/// list changes or a configuration change ends (`update` forgets the cluster's); the
 /// poller reads them again slowly on its own.
 pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
     let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
@@ -154,7 +154,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
-        Screen::Clusters | Screen::Action => false,
+        Screen::Clusters => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),

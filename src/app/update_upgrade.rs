@@ -6,13 +6,14 @@
 use super::action::{Effect, not_run};
 use super::message::Message;
 use super::screen::{Screen, TableKind};
+use super::shell::PROGRESS;
 use super::state::AppState;
 use super::tables;
 use super::update_panes::open_cluster;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::LeaseReading;
-use crate::upgrade::InPlaceUpgrade;
 use crate::upgrade::capi::{CapiProduct, product_name};
+use crate::upgrade::{InPlaceUpgrade, RolloutInProgress};
 
 /// The CAPI-way upgrade plan screen's name (`views::capi_upgrade`): opened with the product's
 /// word and the target named, if any.
@@ -27,12 +28,18 @@ const KUBE_PLAN: &str = "kube-plan";
 /// another console's, from its rollout Lease; or why the Lease could not be read when this
 /// console runs none there, for the guards that must not take an unread Lease for a free one.
 pub fn other_rollout_read(state: &AppState, cluster: &str) -> LeaseReading {
-    let own = super::update_progress::rollout_in_progress(state, cluster);
+    let own = rollout_of(state, cluster);
     match (own, state.fleet.cluster(cluster)) {
         (Some(own), _) => Ok(Some(own)),
         (None, Some(live)) => live.status.other_rollout_read(&state.identity),
         (None, None) => Ok(None),
     }
+}
+
+/// This console's in-place upgrade of `cluster` that has not ended, as the plans' guards see it.
+fn rollout_of(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
+    let p = state.progress().filter(|p| p.cluster == cluster)?;
+    p.rollout_in_progress(&state.identity)
 }
 
 /// The cluster `u` / `:upgrade` acts on: the one in use on the cluster
@@ -62,10 +69,10 @@ pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
 /// Shows this console's unfinished rollout of `cluster` instead of a plan;
 /// true when there is one (one rollout per cluster, whatever its kind).
 fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> bool {
-    if super::update_progress::rollout_in_progress(state, cluster).is_none() {
+    if rollout_of(state, cluster).is_none() {
         return false;
     }
-    let hint = if super::update_progress::rollout_running(state) {
+    let hint = if state.operation_running() {
         "Space pauses, c cancels"
     } else {
         "r resumes it"
@@ -73,7 +80,7 @@ fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> bool {
     state.message = Some(Message::info(format!(
         "a rollout of {cluster} has not ended: {hint}"
     )));
-    state.screen = Screen::Action;
+    state.screen = Screen::Module(PROGRESS);
     true
 }
 
@@ -113,14 +120,8 @@ pub fn open_plan(
 /// `:rollout`: the progress screen of the cluster in use's rollout.
 pub fn show_rollout(state: &mut AppState) {
     match target_cluster(state) {
-        Some(cluster)
-            if state
-                .actions
-                .progress
-                .as_ref()
-                .is_some_and(|p| p.cluster == cluster) =>
-        {
-            state.screen = Screen::Action
+        Some(cluster) if state.progress().is_some_and(|p| p.cluster == cluster) => {
+            state.screen = Screen::Module(PROGRESS)
         }
         Some(cluster) => {
             state.message = Some(Message::info(format!(
@@ -145,10 +146,13 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         MutatingAction::UpgradeKubernetes { .. } => None,
         _ => return not_run(&approved, "no runner for this action in this version"),
     };
-    if let Some(resumed) = super::update_progress::resume_approved(state, &approved) {
+    // The resume of the journal's upgrade the progress shows.
+    if state.screen == Screen::Module(PROGRESS)
+        && let Some(resumed) = super::shell::on_approved(state, &approved)
+    {
         return resumed;
     }
-    if state.actions.running() {
+    if state.operation_running() {
         return not_run(&approved, "an action already runs from this console");
     }
     let effects = super::update_actions::on_approved(state, approved);

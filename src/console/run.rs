@@ -138,7 +138,7 @@ where
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let ticking = console.state.actions.running() || console.state.screens.busy();
+        let ticking = console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             if let Some(request) = crate::app::usage_request(&mut console.state) {

@@ -256,6 +256,25 @@ impl OperationProgress {
         self.outcome.is_none()
     }
 
+    /// Whether it is an in-place upgrade (Talos or Kubernetes), which pauses and resumes.
+    pub fn is_rollout(&self) -> bool {
+        matches!(
+            self.kind,
+            OperationKind::TalosUpgrade | OperationKind::KubernetesUpgrade
+        )
+    }
+
+    /// This in-place upgrade, run by `holder`, when it has not ended (running, or left in a
+    /// journal), as the plans' guards see it ("node 3 of 5").
+    pub fn rollout_in_progress(&self, holder: &str) -> Option<crate::upgrade::RolloutInProgress> {
+        let open = self.is_rollout() && (self.running() || self.resumable.is_some());
+        open.then(|| crate::upgrade::RolloutInProgress {
+            holder: holder.to_string(),
+            node_index: (self.steps_done() + 1).min(self.steps.len()),
+            node_count: self.steps.len(),
+        })
+    }
+
     pub fn cancellable(&self) -> bool {
         self.cancel == CancelRule::AfterStep
     }

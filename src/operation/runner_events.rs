@@ -8,10 +8,14 @@ use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
 use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
 use crate::etcd_maintenance::EtcdPlan;
-use crate::provision::{ProvisionEvent, ProvisionStage};
-use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+use crate::provision::{JournalEntry, ProvisionEvent, ProvisionStage};
+use crate::rollout::{
+    RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
+};
+use crate::upgrade::RunOptions;
 use crate::upgrade::capi::CapiUpgradePlan;
 
+use super::OperationKind;
 use super::run::OperationEvent;
 
 /// A node action's line (`node_actions::run` prefixes each with its node): the line, and the
@@ -175,6 +179,51 @@ pub fn rollout_steps(steps: &[StepProgress]) -> Vec<StepRow> {
         .collect()
 }
 
+/// An in-place upgrade's progress shaped by its steps: each node's a step bounded by the
+/// runner's node timeout (a Talos upgrade's counted as nodes).
+pub fn shape_rollout(progress: &mut OperationProgress, steps: &[StepProgress]) {
+    progress.steps = rollout_steps(steps);
+    progress.step_timeout = Some(RunOptions::default().node_timeout);
+    if progress.kind == OperationKind::TalosUpgrade {
+        progress.steps_word = "nodes".into();
+        progress.steps_title = "Nodes".into();
+    }
+}
+
+/// A rollout journal that did not end, as the progress of an interrupted run: where it
+/// stopped and who ran it; its action resumes it (`resumable`). `None` when it ended.
+pub fn interrupted_rollout(summary: &RolloutSummary) -> Option<OperationProgress> {
+    let at = summary
+        .first_unfinished()
+        .filter(|_| summary.outcome.is_none())?;
+    let (cluster, target) = (summary.cluster.clone(), summary.target.clone());
+    let action = match summary.kind {
+        RolloutKind::TalosUpgrade => MutatingAction::UpgradeTalos { cluster, target },
+        RolloutKind::KubernetesUpgrade => MutatingAction::UpgradeKubernetes { cluster, target },
+    };
+    let kind = OperationKind::of(&action);
+    let (what, cluster) = (action.describe(), &summary.cluster);
+    let headline = format!("{what} in {cluster}");
+    let mut progress =
+        OperationProgress::start(kind, cluster, &what, headline, kind.cancel(), None);
+    shape_rollout(&mut progress, &summary.steps);
+    progress.lines.clear();
+    progress.say(
+        None,
+        format!(
+            "journal: stopped at node {} of {}; r resumes after the guards pass again",
+            at + 1,
+            summary.steps.len()
+        ),
+    );
+    progress.outcome = Some(Err(format!(
+        "interrupted: its run ({}) did not end; r resumes it from its journal",
+        summary.holder
+    )));
+    progress.resumable = Some(action);
+    Some(progress)
+}
+
 fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEvent {
     let detail = step.error.clone().unwrap_or_else(|| step.detail.clone());
     let state = match step.phase {
@@ -268,6 +317,50 @@ impl ProvisionSteps {
         }
         events
     }
+}
+
+/// What provision journals left (each VM with its cluster's key) as one provision's progress
+/// on the first of `clusters`: each VM a step in its last known state, a failed one offering
+/// its terminate; it runs while some are followed again, else it ended with them failed.
+pub fn provisions_left(
+    clusters: &[String],
+    vms: &[(String, JournalEntry)],
+    now: Option<u64>,
+) -> Option<OperationProgress> {
+    let cluster = clusters.first()?;
+    let names: Vec<String> = vms.iter().map(|(_, e)| e.progress.name.clone()).collect();
+    let following = vms.iter().any(|(_, e)| !e.progress.stage.is_final());
+    let left = if following {
+        "the unfinished followed again"
+    } else {
+        "failed"
+    };
+    let headline = format!(
+        "Provision of {}, {} VM(s) from the journal, {left}",
+        clusters.join(", "),
+        vms.len()
+    );
+    let kind = OperationKind::Provision;
+    let mut progress = OperationProgress::start(
+        kind,
+        cluster,
+        &headline,
+        headline.clone(),
+        kind.cancel(),
+        now,
+    );
+    ProvisionSteps::new(cluster, "", names.clone()).shape(&mut progress);
+    for (key, entry) in vms {
+        let mut steps = ProvisionSteps::new(key, &entry.provider, names.clone());
+        for event in steps.events(&ProvisionEvent::Vm(entry.progress.clone())) {
+            progress.fold(now, event);
+        }
+    }
+    if !following {
+        let end = format!("{} VM(s) failed: x terminates one", vms.len());
+        progress.fold(now, ProgressEvent::Finished(Err(end)));
+    }
+    Some(progress)
 }
 
 /// A create's phases, every one pending: its step list from the start.

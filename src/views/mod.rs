@@ -48,6 +48,8 @@ pub mod versions;
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {
     Screens::new(vec![
+        // First: its section in `?` follows the shell's own, as it did when it was one.
+        Box::new(progress::ProgressScreen::default()),
         Box::new(actions::ActionsScreen::default()),
         Box::new(capi::CapiScreen::default()),
         Box::new(capi_upgrade::CapiUpgradeScreen::default()),
@@ -110,13 +112,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Fleet => fleet::render(state, look, body, buf),
         Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
         Screen::NodeDetail => node_detail::render(state, look, body, buf),
-        Screen::Action => (&progress::ProgressView {
-            progress: state.actions.progress.as_ref(),
-            clock: state.wall_clock,
-            look,
-            scroll: state.progress_scroll,
-        })
-            .render(body, buf),
         Screen::Module(name) => {
             if let Some(module) = state.screens.get(name) {
                 module.draw(body, buf, &crate::app::shell::shared(state), look);

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use taloscope::app::plan_screen::{AskedPlan, set_guards};
-use taloscope::app::provision::ProvisionKey;
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
@@ -109,7 +108,7 @@ async fn wizard_plan(
 ) -> (Result<ProvisionPlan, String>, Vec<Guard>) {
     state.use_cluster(&cluster.name);
     state.screen = Screen::Cluster(Pane::Nodes);
-    let mut effect = provision_task(update(state, Action::Provision(ProvisionKey::Open)));
+    let mut effect = provision_task(update(state, Action::OpenProvision));
     loop {
         let ProvisionTask::ListSources { provider: p, .. } = &effect else {
             panic!("{effect:?}");

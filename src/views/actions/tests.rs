@@ -241,8 +241,8 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
         panic!("expected the run, got {effects:?}");
     };
     assert!(matches!(run.as_ref(), ActionRun::Node(p) if p.node == "cp-2"));
-    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
-    assert!(state.actions.running());
+    assert_eq!(keymap::context(&state), KeyContext::Screen("progress"));
+    assert!(state.operation_running());
     let send = |state: &mut AppState, e: ProgressEvent| {
         update(
             state,
@@ -260,7 +260,7 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
         &mut state,
         ProgressEvent::Finished(Ok("cp-2 rebooted and back".into())),
     );
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     assert!(!progress.running());
     assert_eq!(
         progress
@@ -274,7 +274,7 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
             "done: cp-2 rebooted and back"
         ]
     );
-    update(&mut state, Action::Back);
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
 }
 
@@ -494,7 +494,11 @@ fn a_doctor_finding_on_capi_is_fixed_through_its_plan_and_the_one_runner() {
         panic!("{run:?}")
     };
     assert_eq!(fix.owner.name, "workload");
-    assert_eq!(state.screen, Screen::Action, "the progress shows");
+    assert_eq!(
+        state.screen,
+        Screen::Module("progress"),
+        "the progress shows"
+    );
     assert!(plan(&state).is_none());
 }
 

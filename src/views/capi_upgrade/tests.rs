@@ -245,13 +245,9 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
         panic!("the operation started: {effects:?}");
     };
     assert!(matches!(run.as_ref(), ActionRun::CapiUpgrade(p) if **p == plan));
-    assert_eq!(state.screen, Screen::Action);
+    assert_eq!(state.screen, Screen::Module("progress"));
     assert!(screen(&state).plan.is_none());
-    let progress = state
-        .actions
-        .progress
-        .as_ref()
-        .expect("the progress screen");
+    let progress = state.progress().expect("the progress screen");
     assert_eq!(progress.kind, crate::operation::OperationKind::CapiUpgrade);
     assert!(progress.cancellable(), "a cancel stops it between phases");
     let steps: Vec<&str> = progress.steps.iter().map(|s| s.label.as_str()).collect();
@@ -310,7 +306,7 @@ fn an_approval_while_another_action_runs_here_is_not_run() {
         crate::operation::CancelRule::AfterStep,
         None,
     );
-    state.actions.progress = Some(running);
+    *crate::app::test_fixtures::progress_mut(&mut state) = Some(running);
     let approved = approved_on_healthy(dir.path(), capi_action(&plan));
     let effects = update(&mut state, Action::Approved(approved));
     assert!(

@@ -286,7 +286,7 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
         panic!("{effects:?}");
     };
     assert!(matches!(run.as_ref(), ActionRun::Delete(p) if p.vms.len() == 2));
-    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
+    assert_eq!(keymap::context(&state), KeyContext::Screen("progress"));
     let line = ProgressEvent::Line("VM healthy-worker-1 (8) is gone".into());
     update(
         &mut state,
@@ -307,8 +307,8 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"
     );
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     assert!(progress.lines.iter().any(|l| l.contains("(8) is gone")));
-    update(&mut state, Action::Back);
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     assert_eq!(state.screen, Screen::Fleet, "the cluster view is gone");
 }

@@ -135,7 +135,7 @@ fn scale_event(state: &mut AppState, event: ScaleEvent) -> Vec<Effect> {
 
 /// The running scale's counts: created, got a node, Ready.
 fn counts(state: &AppState) -> Vec<u32> {
-    let tally = state.actions.progress.as_ref().unwrap().tally.as_ref();
+    let tally = state.progress().unwrap().tally.as_ref();
     tally.unwrap().counts.iter().map(|(_, n)| *n).collect()
 }
 
@@ -229,7 +229,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         panic!("{run:?}");
     };
     assert_eq!((run.plan.from, run.plan.to), (2, 3));
-    assert!(state.actions.running());
+    assert!(state.operation_running());
 
     // The runner's events.
     let machine = |change| ScaleEvent::Machine(change);
@@ -276,7 +276,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         ),
         "{effects:?}"
     );
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     assert!(!progress.running());
     let lines: Vec<&String> = progress.lines.iter().collect();
     assert!(
@@ -288,7 +288,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         "done: 3 Machines, every node Ready"
     );
     // Esc goes back to :capi.
-    update(&mut state, Action::Back);
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     assert_eq!(state.screen, Screen::Module("capi"));
 }
 
@@ -375,7 +375,7 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     };
     scale_event(&mut state, etcd.clone());
     scale_event(&mut state, etcd);
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     let lines = progress
         .lines
         .iter()

@@ -167,8 +167,8 @@ fn the_plan_read_gates_start_and_the_approved_patch_runs_node_by_node() {
         panic!("{effects:?}");
     };
     assert!(matches!(run.as_ref(), ActionRun::ConfigPatch(p) if p.nodes.len() == 2));
-    assert_eq!(keymap::context(&s), KeyContext::ActionProgress);
-    let progress = s.actions.progress.as_ref().expect("the progress");
+    assert_eq!(keymap::context(&s), KeyContext::Screen("progress"));
+    let progress = s.progress().expect("the progress");
     let steps: Vec<&str> = progress.steps.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(
         steps,

@@ -293,9 +293,13 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::Create(_))),
         "{effects:?}"
     );
-    assert_eq!(s.screen, Screen::Action, "the one progress screen");
+    assert_eq!(
+        s.screen,
+        Screen::Module("progress"),
+        "the one progress screen"
+    );
     assert!(screen(&s).wizard.is_none(), "the wizard closed");
-    assert!(s.actions.running());
+    assert!(s.operation_running());
     // The runner's events at `at`, as the console's runner tells them.
     let run = |s: &mut AppState, events: Vec<ProgressEvent>, at| {
         act(s, Action::Event(AppEvent::Tick(at)));
@@ -318,7 +322,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
         107,
     );
-    let row = &s.actions.progress.as_ref().unwrap().steps[0];
+    let row = &s.progress().unwrap().steps[0];
     assert_eq!((row.started, row.ended), (Some(100), Some(107)));
     // A fingerprint question: y confirms it to the run.
     let ask = runner_events::fingerprint_question(1, "lab-controlplane-1", "127.0.0.1", "ab:cd");
@@ -352,7 +356,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"
     );
-    let p = s.actions.progress.as_ref().unwrap();
+    let p = s.progress().unwrap();
     assert!(!p.running());
     assert!(
         matches!(&p.outcome, Some(Ok(up)) if up.starts_with("lab is up")),
@@ -364,14 +368,15 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
 #[test]
 fn quitting_while_a_create_runs_asks_first() {
     let mut s = wizard();
-    s.actions.progress = Some(crate::operation::progress::OperationProgress::start(
-        crate::operation::OperationKind::Create,
-        "lab",
-        "create",
-        "create".into(),
-        crate::operation::CancelRule::RunsToItsEnd,
-        None,
-    ));
+    *crate::app::test_fixtures::progress_mut(&mut s) =
+        Some(crate::operation::progress::OperationProgress::start(
+            crate::operation::OperationKind::Create,
+            "lab",
+            "create",
+            "create".into(),
+            crate::operation::CancelRule::RunsToItsEnd,
+            None,
+        ));
     assert!(act(&mut s, Action::Quit).is_empty());
     assert!(
         s.quit_question

@@ -1,310 +1,262 @@
-//! The one progress screen of an operation run from this console: what it counts and checks
-//! (a scale's Machines and etcd) and what it waits for, what runs and whether it still does
-//! (elapsed against its timeout), its steps done of how many, the question it waits on, the
-//! action it offers (a failed VM's terminate), how it ended, each step's state and elapsed
-//! time, each subject's state (node, member, Machine), then its lines, each starting with its
-//! time, wrapped to be read whole.
+//! The one progress screen of the operation run from this console, whatever the operation (a
+//! node or etcd action, an upgrade, a create, a delete, a scale, a provision, a CAPI fix...):
+//! its state (the progress its runner's events build, where it is scrolled, where Esc leads),
+//! its keys as data, its pure update step (`update`) and its view (`view`).
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 
-use super::Look;
-use super::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
-use crate::app::help::wrap_words;
-use crate::app::scroll::{ProgressFocus, ProgressScroll, Scroll};
-use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
-use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
-use crate::printable::line as printable;
-use crate::tui::Role;
+use crate::app::actions::ProgressNews;
+use crate::app::binding::{
+    Binding, Key, KeyLine, MOVE_KEYS, Move, bind, binds_with_moves, intent, lines_with_moves,
+};
+use crate::app::message::Message;
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, Shared, Step};
+use crate::app::scroll::Scroll;
+use crate::approval::ApprovedAction;
+use crate::operation::progress::OperationProgress;
+use crate::tui::Look;
 
-/// Subject rows shown at most; the lines say the rest.
-const MAX_SUBJECT_ROWS: usize = 5;
+mod update;
+mod view;
 
-static STEP_COLUMNS: &[Column] = &[
-    col("STEP", Width::Content),
-    col("STATE", Width::Content),
-    col("ELAPSED", Width::Content),
-    col("DETAIL", Width::Fill(1)),
+/// The screen's state: the operation's progress, the operator's place in it, where Esc leads.
+#[derive(Debug, Clone)]
+pub struct ProgressScreen {
+    /// The operation running (or last run, or left in a journal) from this console, as its
+    /// runner's events built it.
+    pub progress: Option<OperationProgress>,
+    pub scroll: ProgressScroll,
+    /// Where Esc leads: where the plan it runs was opened from.
+    pub back: Screen,
+}
+
+impl Default for ProgressScreen {
+    fn default() -> ProgressScreen {
+        ProgressScreen {
+            progress: None,
+            scroll: ProgressScroll::default(),
+            back: Screen::Cluster(Pane::Nodes),
+        }
+    }
+}
+
+/// Which list of the progress screen the move keys scroll (Tab switches).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProgressFocus {
+    #[default]
+    Steps,
+    Lines,
+}
+
+/// The operator's place in the steps (following the step under way) and the lines
+/// (following the newest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgressScroll {
+    pub focus: ProgressFocus,
+    pub steps: Scroll,
+    pub lines: Scroll,
+}
+
+/// The screen's own key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProgressKey {
+    Cancel,
+    Pause,
+    Resume,
+    Answer(bool),
+    Focus,
+    Back,
+    Terminate,
+}
+
+#[rustfmt::skip]
+static KEYS: &[Binding<ProgressKey, ProgressScreen>] = &[
+    bind(&[Key::char('c')], ProgressKey::Cancel, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(ProgressScreen::cancellable),
+    bind(&[Key::char(' ')], ProgressKey::Pause, "pause the upgrade after the current node").footer("pause").offered(ProgressScreen::can_pause),
+    bind(&[Key::char('r')], ProgressKey::Resume, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(ProgressScreen::can_resume),
+    bind(&[Key::char('y')], ProgressKey::Answer(true), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(ProgressScreen::asking),
+    bind(&[Key::char('n')], ProgressKey::Answer(false), "it is not: the run stops before applying any config to it").footer("refuse").offered(ProgressScreen::asking),
+    bind(&[Key::TAB], ProgressKey::Focus, "switch between the steps and the lines (j/k, PgUp/PgDn, g/G scroll)").footer("focus").offered(ProgressScreen::has_steps),
+    bind(&[Key::ESC], ProgressKey::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
+    bind(&[Key::char('x')], ProgressKey::Terminate, "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(ProgressScreen::offers),
 ];
 
-pub struct ProgressView<'a> {
-    pub progress: Option<&'a OperationProgress>,
-    /// The console's clock (seconds since the Unix epoch), when known.
-    pub clock: Option<u64>,
-    pub look: &'a Look,
-    /// Where the operator scrolled its steps and lines; none follows what runs.
-    pub scroll: ProgressScroll,
-}
-
-impl ProgressView<'_> {
-    /// `: running (elapsed 1m05s, times out after 15m00s)`, or how it ended.
-    fn status(&self, p: &OperationProgress) -> (String, Role) {
-        let elapsed = p
-            .elapsed(self.clock)
-            .map_or(String::new(), |e| format!(" ({e})"));
-        match &p.outcome {
-            None if p.cancelling => (format!(": cancelling after this step{elapsed}"), Role::Warn),
-            None if p.paused => (format!(": PAUSED; r resumes{elapsed}"), Role::Warn),
-            None => (format!(": running{elapsed}"), Role::Accent),
-            Some(_) if p.resumable.is_some() => (": interrupted; r resumes".into(), Role::Warn),
-            Some(Ok(_)) => (format!(": done{elapsed}"), Role::Ok),
-            Some(Err(e)) if e.starts_with("cancelled") => {
-                (format!(": cancelled{elapsed}"), Role::Warn)
-            }
-            Some(Err(_)) => (format!(": failed{elapsed}"), Role::Error),
-        }
+impl ProgressScreen {
+    /// The in-place upgrade it shows, running or left in a journal.
+    fn rollout(&self) -> Option<&OperationProgress> {
+        self.progress.as_ref().filter(|p| p.is_rollout())
     }
 
-    /// The counts, each check's verdict and what it waits for, one labelled line each.
-    fn facts(&self, tally: &Tally, checks: &[Check], waiting: Option<&str>) -> Vec<Line<'static>> {
-        let s = &self.look.styles;
-        let label = |t: &str| Span::styled(format!("{t:<10}"), s.get(Role::Muted));
-        let counts: Vec<String> = tally
-            .counts
-            .iter()
-            .map(|(name, n)| format!("{n} {name}"))
-            .collect();
-        let mut lines = vec![Line::from(vec![
-            label(&tally.label),
-            Span::styled(
-                format!("{}: {}", tally.span, counts.join(", ")),
-                s.get(Role::Text),
-            ),
-        ])];
-        for check in checks {
-            let verdict = match (&check.not_read, &check.last) {
-                (Some(why), _) => Span::styled(format!("not checked: {why}"), s.get(Role::Muted)),
-                (None, None) => Span::styled("not read yet", s.get(Role::Muted)),
-                (None, Some((passed, reason))) => Span::styled(
-                    format!(
-                        "healthy on {} of {} polls; last: {}",
-                        check.passed,
-                        check.polls,
-                        printable(reason)
-                    ),
-                    s.get(if *passed { Role::Ok } else { Role::Error }),
-                ),
-            };
-            lines.push(Line::from(vec![label(&check.name), verdict]));
-        }
-        lines.push(Line::from(vec![
-            label("Waiting"),
-            Span::styled(
-                waiting.map_or("-".to_string(), printable),
-                s.get(Role::Text),
-            ),
-        ]));
-        lines
+    fn running(&self) -> Option<&OperationProgress> {
+        self.progress.as_ref().filter(|p| p.running())
     }
 
-    /// `NAME  state`, the names padded to one column.
-    fn subject_lines(p: &OperationProgress) -> Vec<String> {
-        let width = p.subjects.iter().map(|s| s.name.len()).max().unwrap_or(0);
-        p.subjects
-            .iter()
-            .map(|s| printable(&format!("{:<width$}  {}", s.name, s.state)))
-            .collect()
+    fn cancellable(&self) -> bool {
+        self.running()
+            .is_some_and(|p| p.cancellable() && !p.cancelling)
     }
 
-    fn step_rows(&self, p: &OperationProgress) -> Vec<TableRow> {
-        p.steps
-            .iter()
-            .enumerate()
-            .map(|(i, row)| {
-                let tone = match row.state {
-                    StepState::Pending | StepState::Skipped(_) => Tone::Muted,
-                    StepState::Running(_) => Tone::Warn,
-                    StepState::Done(_) => Tone::Ok,
-                    StepState::Failed(_) => Tone::Error,
-                };
-                TableRow {
-                    key: i.to_string(),
-                    cells: vec![
-                        TableCell::plain(printable(&row.label)),
-                        TableCell::new(row.state.word(), tone),
-                        TableCell::maybe(p.step_elapsed(row, self.clock).as_deref()),
-                        TableCell::plain(printable(row.state.detail())),
-                    ],
-                }
-            })
-            .collect()
+    /// `Space` pauses: an upgrade runs, not paused or cancelling already.
+    fn can_pause(&self) -> bool {
+        self.rollout()
+            .is_some_and(|p| p.running() && !p.paused && !p.cancelling)
     }
 
-    /// The head: what runs and its status, the steps done, the question it waits on (with
-    /// its keys), how it ended.
-    fn head(&self, p: &OperationProgress, width: usize) -> Vec<Line<'static>> {
-        let look = self.look;
-        let s = &look.styles;
-        let (status, role) = self.status(p);
-        let mut head = vec![head_line(look, &p.headline, status, role, width)];
-        if !p.steps.is_empty() {
-            let (done, total) = (p.steps_done(), p.steps.len());
-            let each = p.step_timeout.map_or(String::new(), |bound| {
-                let bound = crate::clock::short_duration(bound.as_secs());
-                format!("; each times out after {bound}")
-            });
-            let label = format!(" {done} of {total} {}{each}", p.steps_word);
-            head.push(gauge(look, done, total, label, width));
-        }
-        if let Some(ask) = &p.asking {
-            head.push(Line::from(vec![
-                Span::styled(
-                    format!("{} {} ", printable(&ask.about), printable(&ask.text)),
-                    s.get(Role::Warn),
-                ),
-                Span::styled("y confirms, n refuses", s.get(Role::Key)),
-            ]));
-        }
-        for offer in &p.offers {
-            head.push(Line::from(vec![
-                Span::styled(printable(&offer.subject), s.get(Role::Error)),
-                Span::styled(
-                    format!(" (x: {})", offer.action.describe()),
-                    s.get(Role::Key),
-                ),
-                Span::styled(
-                    format!(": {}", printable(&offer.reason)),
-                    s.get(Role::Error),
-                ),
-            ]));
-        }
-        if let Some(outcome) = &p.outcome {
-            let (glyph, text, role) = match outcome {
-                Ok(done) => (look.glyphs.ok, done, Role::Ok),
-                Err(why) => (look.glyphs.error, why, Role::Error),
-            };
-            head.push(Line::from(Span::styled(
-                format!("{glyph} {}", printable(text)),
-                s.get(role),
-            )));
-        }
-        head
+    /// `r` resumes: a paused upgrade, or one a journal kept.
+    fn can_resume(&self) -> bool {
+        self.rollout()
+            .is_some_and(|p| (p.running() && p.paused) || p.resumable.is_some())
     }
-}
 
-impl Widget for &ProgressView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let look = self.look;
-        let Some(p) = self.progress else {
-            Paragraph::new("No operation from this console yet (a on a pane).")
-                .style(look.styles.get(Role::Muted))
-                .render(area, buf);
+    /// The running operation asks a question (a create's fingerprint).
+    fn asking(&self) -> bool {
+        self.progress.as_ref().is_some_and(|p| p.asking.is_some())
+    }
+
+    /// `Tab` switches lists, offered where the steps run long: an upgrade's nodes beside its
+    /// lines.
+    fn has_steps(&self) -> bool {
+        self.rollout().is_some_and(|p| !p.steps.is_empty())
+    }
+
+    fn offers(&self) -> bool {
+        self.progress.as_ref().is_some_and(|p| !p.offers.is_empty())
+    }
+
+    /// A move key over the list in focus: the steps following the one under way, or the
+    /// lines following the newest.
+    fn scroll_by(&mut self, step: Move, page: usize) {
+        let Some(p) = &self.progress else {
             return;
         };
-        let width = usize::from(area.width.saturating_sub(2));
-        let facts = p
-            .tally
-            .as_ref()
-            .map(|t| self.facts(t, &p.checks, p.waiting.as_deref()));
-        let facts_rows = facts.as_ref().map_or(0, |f| f.len() as u16 + 2);
-        let head = self.head(p, width);
-        let head_rows: usize = head
-            .iter()
-            .map(|l| l.width().div_ceil(width.max(1)).clamp(1, 3))
-            .sum();
-        let subjects = ProgressView::subject_lines(p);
-        let subject_rows = match subjects.len().min(MAX_SUBJECT_ROWS) {
-            0 => 0,
-            n => n as u16 + 2,
-        };
-        // The steps take what they need, short of a third of the rest (five rows at least)
-        // kept for the lines: both lists scroll.
-        let rest = area
-            .height
-            .saturating_sub(facts_rows + head_rows as u16 + subject_rows);
-        let lines_room = (rest / 3).max(5);
-        let step_rows = match p.steps.len() {
-            0 => 0,
-            n => (n as u16 + 3).min(rest.saturating_sub(lines_room)),
-        };
-        let [facts_area, head_area, steps_area, subjects_area, log_area] =
-            area.layout(&Layout::vertical([
-                Constraint::Length(facts_rows),
-                Constraint::Length(head_rows as u16),
-                Constraint::Length(step_rows),
-                Constraint::Length(subject_rows),
-                Constraint::Min(3),
-            ]));
-        if let (Some(facts), Some(tally)) = (facts, &p.tally) {
-            let title = format!(" {} ", printable(&tally.label));
-            Paragraph::new(facts)
-                .block(
-                    Block::new()
-                        .borders(Borders::ALL)
-                        .border_set(look.glyphs.border)
-                        .title(Span::styled(title, look.styles.get(Role::Title)))
-                        .border_style(look.styles.get(Role::Border))
-                        .padding(Padding::horizontal(1)),
-                )
-                .render(facts_area, buf);
+        match self.scroll.focus {
+            ProgressFocus::Steps => {
+                (self.scroll.steps).go(step, p.steps.len(), p.current_step(), page)
+            }
+            ProgressFocus::Lines => {
+                let newest = p.lines.len().saturating_sub(1);
+                self.scroll.lines.go(step, p.lines.len(), newest, page);
+            }
         }
-        Paragraph::new(head)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .wrap(Wrap { trim: true })
-            .render(head_area, buf);
-        let on_steps = self.scroll.focus == ProgressFocus::Steps;
-        if step_rows > 0 {
-            let len = p.steps.len();
-            let selected = self.scroll.steps.at(len, p.current_step());
-            let table = StepTable {
-                columns: STEP_COLUMNS,
-                rows: self.step_rows(p),
-                total: len,
-                selected: Some(selected.to_string()),
-                // The followed step stays in view; the selection shows once scrolled.
-                active: on_steps && self.scroll.steps.is_set(),
-                empty: "No step yet.",
-            };
-            let title = format!(" {} ", printable(&p.steps_title));
-            render_step_pane(look, title, on_steps, Ok(table), steps_area, buf);
-        }
-        if subject_rows > 0 {
-            let title = format!(" {} ", p.subject_kind);
-            let shown = (&Scroll::default(), false);
-            render_log(look, &title, subjects.iter(), shown, subjects_area, buf);
-        }
-        // The pane's frame and its padding take two cells on each side.
-        let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(4)));
-        let shown = (&self.scroll.lines, !on_steps);
-        render_log(look, " Progress ", lines.iter(), shown, log_area, buf);
     }
 }
 
-/// Each line in lines of at most `width` cells, a continuation indented by two.
-fn wrapped(lines: &std::collections::VecDeque<String>, width: usize) -> Vec<String> {
-    lines
-        .iter()
-        .flat_map(|line| {
-            let words = line.split_whitespace().collect::<Vec<_>>().join(" ");
-            let first = wrap_words(&words, width)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            let rest = words[first.len()..].trim_start();
-            let continued = match rest {
-                "" => Vec::new(),
-                rest => wrap_words(rest, width.saturating_sub(2)),
-            };
-            std::iter::once(first).chain(continued.into_iter().map(|p| format!("  {p}")))
-        })
-        .collect()
-}
+impl ScreenModule for ProgressScreen {
+    fn name(&self) -> ScreenName {
+        crate::app::shell::PROGRESS
+    }
 
-#[cfg(test)]
-mod tests {
-    use super::wrapped;
+    fn title(&self) -> &'static str {
+        "Progress of the operation run here"
+    }
 
-    #[test]
-    fn a_long_line_keeps_every_character_with_its_first_row_full_width() {
-        let path = "/tmp/state/clusters/lab.secrets.yaml.taloscope-backup-20261206T181338Z";
-        let line = format!("[+1s] removed secrets bundle (backup {path})");
-        let rows = wrapped(&[line.clone()].into(), 30);
-        assert!(rows.iter().all(|r| r.len() <= 30), "{rows:?}");
-        assert_eq!(rows[0], "[+1s] removed secrets bundle");
-        assert!(rows[1..].iter().all(|r| r.starts_with("  ")), "{rows:?}");
-        let joined: String = rows.concat().split_whitespace().collect();
-        let expected: String = line.split_whitespace().collect();
-        assert_eq!(joined, expected);
+    fn keys(&self) -> Vec<KeyLine> {
+        lines_with_moves(KEYS, self)
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        binds_with_moves(KEYS, event)
+    }
+
+    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
+        Ok(Step::default())
+    }
+
+    /// Tab and the move keys scroll its steps and lines, Esc back (the operation goes on),
+    /// `c` cancels it after its current step, Space pauses an upgrade and `r` resumes it,
+    /// `y` / `n` answer its question, `x` takes the action it offers.
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        if let Some(step) = intent(MOVE_KEYS, event) {
+            self.scroll_by(*step, shared.page());
+            return Step::default();
+        }
+        let now = shared.wall_clock;
+        match intent(KEYS, event) {
+            Some(ProgressKey::Cancel) => update::cancel(self, now),
+            Some(ProgressKey::Pause) => update::pause(self),
+            Some(ProgressKey::Resume) => update::resume(self),
+            Some(ProgressKey::Answer(trust)) => update::answer(self, *trust, now),
+            Some(ProgressKey::Terminate) => update::take_offer(self),
+            Some(ProgressKey::Focus) => {
+                self.scroll.focus = match self.scroll.focus {
+                    ProgressFocus::Steps => ProgressFocus::Lines,
+                    ProgressFocus::Lines => ProgressFocus::Steps,
+                };
+                Step::default()
+            }
+            Some(ProgressKey::Back) => Step::close(),
+            None => Step::default(),
+        }
+    }
+
+    /// What the shell tells it: a run started, its events, what journals left, shown again.
+    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> (bool, Step) {
+        let Some(news) = news.get::<ProgressNews>() else {
+            return (false, Step::default());
+        };
+        let now = shared.wall_clock;
+        let step = match news {
+            ProgressNews::Started {
+                approved,
+                run,
+                what,
+                back,
+            } => {
+                self.back = *back;
+                update::start(self, approved, run, what, now);
+                Step::default()
+            }
+            ProgressNews::Event(kind, event) => update::on_event(self, *kind, event.clone(), now),
+            ProgressNews::Journal(summary) => update::on_journal(self, summary),
+            ProgressNews::Provisions(vms) => update::from_journals(self, vms, now),
+            ProgressNews::Shown { back } => {
+                self.back = *back;
+                Step::default()
+            }
+        };
+        (true, step)
+    }
+
+    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        update::resume_approved(self, approved, shared.wall_clock)
+    }
+
+    /// An operation started before the first tick takes its start from it; a running one's
+    /// elapsed time moves.
+    fn on_tick(&mut self, wall: u64) -> bool {
+        let Some(p) = self.progress.as_mut() else {
+            return false;
+        };
+        p.clock_known(wall);
+        p.running()
+    }
+
+    fn busy(&self) -> bool {
+        self.running().is_some()
+    }
+
+    fn operation(&self) -> Option<&OperationProgress> {
+        self.progress.as_ref()
+    }
+
+    fn of_cluster_in_use(&self) -> bool {
+        true
+    }
+
+    fn home(&self) -> Screen {
+        self.back
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        let view = view::ProgressView {
+            progress: self.progress.as_ref(),
+            clock: shared.wall_clock,
+            look,
+            scroll: self.scroll,
+        };
+        (&view).render(area, buf);
     }
 }

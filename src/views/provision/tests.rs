@@ -13,7 +13,7 @@ use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
 use crate::app::plan_keys::ACK_PROMPT;
-use crate::app::provision::{JournalVms, ProvisionKey};
+use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
@@ -118,7 +118,7 @@ fn task_of(effects: &[Effect]) -> Option<&ProvisionTask> {
 /// The wizard open, the templates listed.
 fn wizard() -> AppState {
     let mut s = state();
-    update(&mut s, Action::Provision(ProvisionKey::Open));
+    update(&mut s, Action::OpenProvision);
     news(
         &mut s,
         ProvisionNews::Sources {
@@ -247,7 +247,7 @@ fn p_on_a_cluster_opens_the_wizard_with_the_clusters_provider_first() {
     let mut s = state();
     let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
     let action = keymap::action_for(&s, &p).unwrap();
-    assert!(matches!(action, Action::Provision(ProvisionKey::Open)));
+    assert!(matches!(action, Action::OpenProvision));
     // p provisions and Space pauses, on every screen that has them.
     let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
     assert!(matches!(
@@ -278,7 +278,7 @@ fn provision_command_opens_it_too_and_no_providers_is_said() {
 
     let mut s = state();
     s.provision.config = Arc::new(Config::default());
-    update(&mut s, Action::Provision(ProvisionKey::Open));
+    update(&mut s, Action::OpenProvision);
     assert_ne!(s.screen, Screen::Module(NAME));
     let m = s.message.unwrap();
     assert!(m.text.contains("no providers"), "{}", m.text);
@@ -415,9 +415,9 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
         panic!("{effects:?}");
     };
     assert!(matches!(&**run, ActionRun::Provision(plan) if plan.count == 2));
-    assert_eq!(s.screen, Screen::Action);
-    assert_eq!(keymap::context(&s), keymap::KeyContext::ActionProgress);
-    let progress = s.actions.progress.as_ref().unwrap();
+    assert_eq!(s.screen, Screen::Module("progress"));
+    assert_eq!(keymap::context(&s), keymap::KeyContext::Screen("progress"));
+    let progress = s.progress().unwrap();
     assert!(progress.running() && progress.kind == OperationKind::Provision);
     assert_eq!(
         progress.headline,
@@ -428,8 +428,8 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     assert!(screen_of(&s).wizard.is_none());
     // While it runs, p shows it rather than a new wizard, and quitting asks first.
     s.screen = Screen::Cluster(Pane::Nodes);
-    update(&mut s, Action::Provision(ProvisionKey::Open));
-    assert_eq!(s.screen, Screen::Action);
+    update(&mut s, Action::OpenProvision);
+    assert_eq!(s.screen, Screen::Module("progress"));
     assert!(screen_of(&s).wizard.is_none());
     update(&mut s, Action::Quit);
     let question = s.quit_question.clone().unwrap();
@@ -474,7 +474,7 @@ fn runner_events_fold_into_the_vms_steps_and_the_outcome() {
     up.ip = Some("127.10.0.9".into());
     told(&mut s, &mut steps, ProvisionEvent::Vm(up));
     told(&mut s, &mut steps, ProvisionEvent::Note("a note".into()));
-    let progress = s.actions.progress.as_ref().unwrap();
+    let progress = s.progress().unwrap();
     assert_eq!(progress.steps_done(), 1);
     assert_eq!(
         progress.steps[0].state.detail(),
@@ -493,7 +493,7 @@ fn runner_events_fold_into_the_vms_steps_and_the_outcome() {
         &mut s,
         Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
     );
-    assert!(!s.actions.progress.as_ref().unwrap().running());
+    assert!(!s.progress().unwrap().running());
     assert!(s.message.as_ref().unwrap().text.contains("1 of 2"));
 }
 
@@ -536,9 +536,9 @@ fn a_failed_vm_offers_terminate_through_the_dispatcher() {
         effects.as_slice(),
         [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::TerminateVm)
     ));
-    let progress = s.actions.progress.as_ref().unwrap();
+    let progress = s.progress().unwrap();
     assert_eq!(progress.kind, OperationKind::Terminate);
-    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(s.screen, Screen::Module("progress"));
 }
 
 #[test]
@@ -565,7 +565,7 @@ fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
             ],
         },
     );
-    let progress = s.actions.progress.as_ref().unwrap();
+    let progress = s.progress().unwrap();
     assert!(progress.running() && progress.kind == OperationKind::Provision);
     let states: Vec<&str> = progress.steps.iter().map(|r| r.state.word()).collect();
     assert_eq!(states, ["FAILED", "running"]);
@@ -576,12 +576,12 @@ fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
         update(&mut s, Action::Insert(c));
     }
     update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(s.screen, Screen::Module("progress"));
     let names = vec!["lab-worker-1".into(), "lab-worker-2".into()];
     let mut steps = ProvisionSteps::new("lab", "lab-one", names);
     let joined = vm(2, "lab-worker-2", "RUNNING", ProvisionStage::Joined);
     told(&mut s, &mut steps, ProvisionEvent::Vm(joined));
-    assert_eq!(s.actions.progress.as_ref().unwrap().steps_done(), 1);
+    assert_eq!(s.progress().unwrap().steps_done(), 1);
 }
 
 /// A journal with only a failed VM left: its progress has ended, offering the terminate.
@@ -603,7 +603,7 @@ fn a_journals_failed_vm_offers_its_terminate() {
             vms,
         },
     );
-    let progress = s.actions.progress.as_ref().unwrap();
+    let progress = s.progress().unwrap();
     assert!(!progress.running());
     let offer = &progress.offers[0];
     assert_eq!(

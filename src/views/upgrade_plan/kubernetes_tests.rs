@@ -276,8 +276,8 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
         panic!("a Kubernetes plan: {planned:?}");
     };
     assert!(!plan.pre_pull, "the plan runs as shown");
-    assert_eq!(state.screen, Screen::Action);
-    let progress = state.actions.progress.as_ref().unwrap();
+    assert_eq!(state.screen, Screen::Module("progress"));
+    let progress = state.progress().unwrap();
     assert_eq!(
         progress.kind,
         crate::operation::OperationKind::KubernetesUpgrade
@@ -290,10 +290,10 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
         progress.steps[0]
     );
     // While it runs, U shows the progress screen, not another plan.
-    update(&mut state, Action::Back);
-    assert_ne!(state.screen, Screen::Action);
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
+    assert_ne!(state.screen, Screen::Module("progress"));
     update(&mut state, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(state.screen, Screen::Action);
+    assert_eq!(state.screen, Screen::Module("progress"));
 }
 
 #[test]
@@ -309,8 +309,8 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
         Action::Event(AppEvent::Journal(Box::new(summary))),
     );
     update(&mut state, Action::ShowRollout);
-    assert_eq!(state.screen, Screen::Action);
-    let effects = update(&mut state, Action::ResumeRollout);
+    assert_eq!(state.screen, Screen::Module("progress"));
+    let effects = press(&mut state, 'r');
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("{effects:?}");
     };

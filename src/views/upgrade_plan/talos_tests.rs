@@ -274,8 +274,8 @@ fn confirm_flow_starts_the_plan_on_screen() {
     assert_eq!(plan.cluster, "healthy");
     let cp3 = plan.steps.iter().find(|s| s.node == "cp-3").unwrap();
     assert!(cp3.is_skipped(), "the plan runs as edited");
-    assert_eq!(state.screen, Screen::Action);
-    let progress = state.actions.progress.as_ref().unwrap();
+    assert_eq!(state.screen, Screen::Module("progress"));
+    let progress = state.progress().unwrap();
     assert!(progress.running());
     assert_eq!(progress.steps_word, "nodes");
     assert!(
@@ -284,9 +284,9 @@ fn confirm_flow_starts_the_plan_on_screen() {
         progress.steps
     );
     // Another plan on the same cluster now waits for this rollout.
-    update(&mut state, Action::Back);
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     update(&mut state, Action::OpenUpgrade(None));
-    assert_eq!(state.screen, Screen::Action);
+    assert_eq!(state.screen, Screen::Module("progress"));
 }
 
 #[test]
@@ -315,7 +315,7 @@ fn cancel_is_the_default_and_readonly_refuses() {
         d.answer(pending.clone(), answer.clone()),
         Verdict::Cancelled(_)
     ));
-    assert!(state.actions.progress.is_none());
+    assert!(state.progress().is_none());
 }
 
 #[test]
@@ -376,7 +376,7 @@ fn rollout_state() -> AppState {
         matches!(effects.as_slice(), [Effect::RunAction { .. }]),
         "{effects:?}"
     );
-    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
+    assert_eq!(keymap::context(&state), KeyContext::Screen("progress"));
     state
 }
 
@@ -430,8 +430,8 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     );
     // The plan refuses while the journal's rollout has not ended.
     update(&mut state, Action::OpenUpgrade(None));
-    assert_eq!(state.screen, Screen::Action);
-    let progress = state.actions.progress.as_ref().unwrap();
+    assert_eq!(state.screen, Screen::Module("progress"));
+    let progress = state.progress().unwrap();
     assert!(!progress.running() && progress.resumable.is_some());
     assert_eq!(
         progress.lines.back().unwrap(),
@@ -441,7 +441,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
         footer_labels(&state),
         ["resume", "focus", "back", "help", "quit"]
     );
-    let action = gate(update(&mut state, Action::ResumeRollout));
+    let action = gate(press(&mut state, KeyCode::Char('r')));
     let approved = approved_on_healthy(dir.path(), action);
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
@@ -451,7 +451,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
         ),
         "{effects:?}"
     );
-    let progress = state.actions.progress.as_ref().unwrap();
+    let progress = state.progress().unwrap();
     assert!(progress.running() && progress.resumable.is_none());
 }
 
@@ -500,7 +500,7 @@ fn the_footer_offers_only_what_the_rollout_can_do_now() {
         footer_labels(&state),
         ["cancel", "pause", "focus", "back", "help", "quit"]
     );
-    update(&mut state, Action::PauseRollout);
+    press(&mut state, KeyCode::Char(' '));
     assert_eq!(
         state.message.as_ref().unwrap().text,
         "pausing after the current node"
@@ -514,7 +514,7 @@ fn the_footer_offers_only_what_the_rollout_can_do_now() {
     told(&mut state, aborted);
     assert_eq!(footer_labels(&state), ["focus", "back", "help", "quit"]);
     // The key still says why, as a warning, not a green tick.
-    update(&mut state, Action::PauseRollout);
+    press(&mut state, KeyCode::Char(' '));
     let m = state.message.as_ref().unwrap();
     assert_eq!(m.level, crate::app::message::Level::Warn);
     assert!(m.text.contains("ended: nothing to pause"), "{}", m.text);
@@ -535,7 +535,7 @@ fn quitting_while_a_rollout_runs_asks_first() {
     let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
     let action = keymap::action_for(&state, &n).unwrap();
     assert!(update(&mut state, action).is_empty());
-    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
+    assert_eq!(keymap::context(&state), KeyContext::Screen("progress"));
     // Ctrl-C asks too, and y quits.
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let action = keymap::action_for(&state, &ctrl_c).unwrap();
