@@ -11,6 +11,7 @@ use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::upgrade::InPlaceUpgrade;
@@ -86,38 +87,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Notify(message) => state.message = Some(message),
         Action::Event(event) => return on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
-                crate::approval::MutatingAction::Node { .. }
-                    | crate::approval::MutatingAction::Etcd { .. }
-                    | crate::approval::MutatingAction::Provision { .. }
-                    | crate::approval::MutatingAction::TerminateVm { .. }
-                    | crate::approval::MutatingAction::DeleteCluster { .. }
-                    | crate::approval::MutatingAction::ScaleCapi { .. }
-                    | crate::approval::MutatingAction::CapiDeleteMachine { .. }
-                    | crate::approval::MutatingAction::ForgetNode { .. }
-            ) =>
-        {
-            return super::update_actions::on_approved(state, approved);
-        }
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
-                crate::approval::MutatingAction::CapiUpgrade { .. }
-                    | crate::approval::MutatingAction::ConfigPatch { .. }
-                    | crate::approval::MutatingAction::CreateCluster { .. }
-            ) =>
-        {
-            if state.operation_running() {
-                return super::action::not_run(
-                    &approved,
-                    "an action already runs from this console",
-                );
-            }
-            return super::update_actions::on_approved(state, approved);
-        }
-        Action::Approved(approved) => return upgrade::on_approved(state, approved),
+        Action::Approved(approved) => return on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
             state.overlay = Some(Overlay::Confirm(ConfirmState {
@@ -162,6 +132,25 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// The dispatcher approved an action: an upgrade's rollout (`update_upgrade`: the journal's
+/// resumed, or the plan on screen), else the run of the plan on screen (`update_actions`); a
+/// CAPI-way upgrade, a configuration patch or a create only while no other runs here.
+fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    match approved.action() {
+        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. } => {
+            upgrade::on_approved(state, approved)
+        }
+        MutatingAction::CapiUpgrade { .. }
+        | MutatingAction::ConfigPatch { .. }
+        | MutatingAction::CreateCluster { .. }
+            if state.operation_running() =>
+        {
+            super::action::not_run(&approved, "an action already runs from this console")
+        }
+        _ => super::update_actions::on_approved(state, approved),
+    }
 }
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.

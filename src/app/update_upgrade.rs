@@ -143,8 +143,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         MutatingAction::UpgradeTalos { cluster, target } => {
             Some(format!("starting the upgrade of {cluster} to {target}"))
         }
-        MutatingAction::UpgradeKubernetes { .. } => None,
-        _ => return not_run(&approved, "no runner for this action in this version"),
+        _ => None,
     };
     // The resume of the journal's upgrade the progress shows.
     if state.screen == Screen::Module(PROGRESS)
