@@ -212,27 +212,6 @@ pub enum ActionRun {
     ConfigPatch(Box<crate::operation::config_patch::ConfigPatchPlan>),
 }
 
-impl ActionRun {
-    /// The most the run may take, when its runner bounds it: a node action the console's node
-    /// timeout, a snapshot the stream's bound.
-    pub fn timeout(&self) -> Option<std::time::Duration> {
-        match self {
-            ActionRun::Node(_) => {
-                Some(crate::node_actions::NodeActionOptions::console().node_timeout)
-            }
-            ActionRun::Etcd(plan) if plan.action == EtcdAction::Snapshot => Some(SNAPSHOT_BOUND),
-            ActionRun::CapiUpgrade(plan) => Some(
-                plan.phases
-                    .iter()
-                    .map(|p| crate::operation::capi_upgrade::phase_bound(plan, p))
-                    .sum(),
-            ),
-            ActionRun::Provision(_) => Some(crate::provision::RunnerOptions::default().timeout),
-            _ => None,
-        }
-    }
-}
-
 /// How long a snapshot may take to stream (`etcd snapshot --timeout`'s default).
 pub const SNAPSHOT_BOUND: std::time::Duration = std::time::Duration::from_secs(600);
 

@@ -6,14 +6,15 @@
 //! journal's, `y` / `n` answer what it asks, `x` takes what it offers). Pure.
 use super::ProgressScreen;
 use crate::app::action::{Effect, PollerCommand};
-use crate::app::actions::ActionRun;
+use crate::app::actions::{ActionRun, SNAPSHOT_BOUND};
 use crate::app::message::Message;
 use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::Step;
-use crate::approval::ApprovedAction;
+use crate::approval::{ApprovedAction, EtcdAction};
+use crate::node_actions::NodeActionOptions;
 use crate::operation::progress::{OperationProgress, ProgressEvent, StepRow};
-use crate::operation::{CancelRule, OperationKind, runner_events};
+use crate::operation::{CancelRule, OperationKind, capi_upgrade, runner_events};
 use crate::rollout::RolloutSummary;
 
 /// The progress of `run`, approved as `approved`, named `what`, starting `now`.
@@ -37,18 +38,27 @@ pub(super) fn start(
         _ => kind.cancel(),
     };
     let mut progress = OperationProgress::start(kind, cluster, what, headline, cancel, now);
-    progress.timeout = run.timeout();
+    // The most the run may take, where its runner bounds it.
     match run {
-        ActionRun::Node(_) => progress.subject_kind = "Node".into(),
-        ActionRun::Etcd(plan) => progress.steps = runner_events::etcd_steps(plan),
+        ActionRun::Node(_) => {
+            progress.subject_kind = "Node".into();
+            progress.timeout = Some(NodeActionOptions::console().node_timeout);
+        }
+        ActionRun::Etcd(plan) => {
+            progress.steps = runner_events::etcd_steps(plan);
+            progress.timeout = (plan.action == EtcdAction::Snapshot).then_some(SNAPSHOT_BOUND);
+        }
         ActionRun::CapiUpgrade(plan) => {
             progress.steps = runner_events::capi_upgrade_steps(plan);
             (progress.steps_word, progress.steps_title) = ("phases".into(), "Phases".into());
+            let phases = plan.phases.iter();
+            progress.timeout = Some(phases.map(|p| capi_upgrade::phase_bound(plan, p)).sum());
         }
         ActionRun::Provision(plan) => {
             let (cluster, provider) = (&plan.cluster, &plan.provider);
             let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
             vms.shape(&mut progress);
+            progress.timeout = Some(crate::provision::RunnerOptions::default().timeout);
         }
         ActionRun::CapiScale(scale) => {
             progress.subject_kind = "Machines".into();
@@ -65,8 +75,7 @@ pub(super) fn start(
         }
         ActionRun::ConfigPatch(plan) => {
             progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
-            progress.step_timeout =
-                Some(crate::node_actions::NodeActionOptions::console().node_timeout);
+            progress.step_timeout = Some(NodeActionOptions::console().node_timeout);
             (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
         }
         _ => {}
