@@ -43,19 +43,12 @@ impl Default for ProgressScreen {
     }
 }
 
-/// Which list of the progress screen the move keys scroll (Tab switches).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ProgressFocus {
-    #[default]
-    Steps,
-    Lines,
-}
-
 /// The operator's place in the steps (following the step under way) and the lines
 /// (following the newest).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProgressScroll {
-    pub focus: ProgressFocus,
+    /// The move keys scroll the lines, not the steps (Tab switches).
+    pub on_lines: bool,
     pub steps: Scroll,
     pub lines: Scroll,
 }
@@ -132,14 +125,11 @@ impl ProgressScreen {
         let Some(p) = &self.progress else {
             return;
         };
-        match self.scroll.focus {
-            ProgressFocus::Steps => {
-                (self.scroll.steps).go(step, p.steps.len(), p.current_step(), page)
-            }
-            ProgressFocus::Lines => {
-                let newest = p.lines.len().saturating_sub(1);
-                self.scroll.lines.go(step, p.lines.len(), newest, page);
-            }
+        if self.scroll.on_lines {
+            let newest = p.lines.len().saturating_sub(1);
+            self.scroll.lines.go(step, p.lines.len(), newest, page);
+        } else {
+            (self.scroll.steps).go(step, p.steps.len(), p.current_step(), page);
         }
     }
 }
@@ -181,10 +171,7 @@ impl ScreenModule for ProgressScreen {
             Some(ProgressKey::Answer(trust)) => update::answer(self, *trust, now),
             Some(ProgressKey::Terminate) => update::take_offer(self),
             Some(ProgressKey::Focus) => {
-                self.scroll.focus = match self.scroll.focus {
-                    ProgressFocus::Steps => ProgressFocus::Lines,
-                    ProgressFocus::Lines => ProgressFocus::Steps,
-                };
+                self.scroll.on_lines = !self.scroll.on_lines;
                 Step::default()
             }
             Some(ProgressKey::Back) => Step::close(),

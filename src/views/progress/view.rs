@@ -9,7 +9,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
 
-use super::{ProgressFocus, ProgressScroll};
+use super::ProgressScroll;
 use crate::app::help::wrap_words;
 use crate::app::scroll::Scroll;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
@@ -243,7 +243,7 @@ impl Widget for &ProgressView<'_> {
             .block(Block::new().padding(Padding::horizontal(1)))
             .wrap(Wrap { trim: true })
             .render(head_area, buf);
-        let on_steps = self.scroll.focus == ProgressFocus::Steps;
+        let on_steps = !self.scroll.on_lines;
         if step_rows > 0 {
             let len = p.steps.len();
             let selected = self.scroll.steps.at(len, p.current_step());
