@@ -28,22 +28,16 @@ pub use node_resources::{NodeInfoArgs, TopArgs, TopSort};
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub shared: SharedArgs,
-    /// The console's files (a subcommand that reads them takes them too).
-    #[command(flatten)]
-    pub sources: SourceArgs,
-    /// The console's look.
-    #[command(flatten)]
-    pub look: LookArgs,
-    #[command(flatten)]
-    pub console: ConsoleArgs,
+    pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
-/// Flags every subcommand understands.
+/// Every flag a subcommand run reads, as clap parses it: the flags every subcommand
+/// understands, then the console's files, look and console-only flags ([`Cli::try_parse_args`]
+/// puts those a subcommand took after its name in place).
 #[derive(Args, Debug, Clone, Default)]
-pub struct SharedArgs {
+pub struct GlobalArgs {
     /// taloscope's own config file (pairings, providers); default in the XDG config dir.
     #[arg(long, global = true, env = "TALOSCOPE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -62,6 +56,14 @@ pub struct SharedArgs {
     /// Where logs, journals and the audit log go; default the XDG state dir.
     #[arg(long, global = true, env = "TALOSCOPE_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// The console's files (a subcommand that reads them takes them too).
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The console's look.
+    #[command(flatten)]
+    pub look: LookArgs,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
 }
 
 /// The kubeconfig and talosconfig files: on the console and the subcommands that read them
@@ -111,7 +113,7 @@ pub struct DemoArgs {
 
 impl Cli {
     /// Parses a command line as clap does, then puts the files and look a subcommand took
-    /// after its name in place of those given before it, so [`Cli::global`] reads them
+    /// after its name in place of those given before it, so [`Cli::global`] holds them
     /// whatever the subcommand (a new one needs no line here).
     pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
     where
@@ -124,33 +126,15 @@ impl Cli {
         let mut m = &matches;
         while let Some((_, sub)) = m.subcommand() {
             m = sub;
-            let (sources, look) = (&mut cli.sources, &mut cli.look);
+            let global = &mut cli.global;
+            let (sources, look) = (&mut global.sources, &mut global.look);
             sources.kubeconfig = given(m, "kubeconfig").or(sources.kubeconfig.take());
             sources.talosconfig = given(m, "talosconfig").or(sources.talosconfig.take());
             look.theme = given(m, "theme").or(look.theme.take());
             look.ascii |= given(m, "ascii").unwrap_or(false);
-            cli.console.refresh = given(m, "refresh").or(cli.console.refresh);
+            global.console.refresh = given(m, "refresh").or(global.console.refresh);
         }
         Ok(cli)
-    }
-
-    /// Every flag as the subcommand run reads it (parsed by [`Cli::try_parse_args`]).
-    pub fn global(&self) -> GlobalArgs {
-        let (shared, sources) = (self.shared.clone(), self.sources.clone());
-        GlobalArgs {
-            config: shared.config,
-            kubeconfig: sources.kubeconfig,
-            talosconfig: sources.talosconfig,
-            context: shared.context,
-            readonly: shared.readonly,
-            theme: self.look.theme.clone(),
-            color: shared.color,
-            ascii: self.look.ascii,
-            refresh: self.console.refresh,
-            log_level: shared.log_level,
-            state_dir: shared.state_dir,
-            demo_fleet: self.console.demo_fleet,
-        }
     }
 }
 
@@ -160,31 +144,13 @@ fn given<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<T
     m.try_get_one::<T>(id).ok().flatten().cloned()
 }
 
-/// Every flag, resolved: what the subcommands read.
-#[derive(Debug, Clone, Default)]
-pub struct GlobalArgs {
-    pub config: Option<PathBuf>,
-    pub kubeconfig: Option<PathBuf>,
-    pub talosconfig: Option<PathBuf>,
-    pub context: Option<String>,
-    pub readonly: bool,
-    pub theme: Option<String>,
-    pub color: ColorMode,
-    pub ascii: bool,
-    pub refresh: Option<u64>,
-    pub log_level: Option<String>,
-    pub state_dir: Option<PathBuf>,
-    /// The demo's fleet stops with the console (`--demo-fleet`).
-    pub demo_fleet: bool,
-}
-
 impl GlobalArgs {
     /// The files named by flags, for discovery.
     pub fn source_overrides(&self) -> SourceOverrides {
         SourceOverrides {
             config: self.config.clone(),
-            kubeconfig: self.kubeconfig.clone(),
-            talosconfig: self.talosconfig.clone(),
+            kubeconfig: self.sources.kubeconfig.clone(),
+            talosconfig: self.sources.talosconfig.clone(),
         }
     }
 
@@ -196,16 +162,16 @@ impl GlobalArgs {
         if self.readonly {
             flags.push("--readonly".into());
         }
-        if let Some(theme) = &self.theme {
+        if let Some(theme) = &self.look.theme {
             flags.extend(["--theme".into(), theme.into()]);
         }
         if let Some(color) = self.color.to_possible_value() {
             flags.extend(["--color".into(), color.get_name().into()]);
         }
-        if self.ascii {
+        if self.look.ascii {
             flags.push("--ascii".into());
         }
-        if let Some(refresh) = self.refresh {
+        if let Some(refresh) = self.console.refresh {
             flags.extend(["--refresh".into(), refresh.to_string().into()]);
         }
         if let Some(level) = &self.log_level {

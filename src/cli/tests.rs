@@ -52,21 +52,23 @@ fn files_and_look_count_before_or_after_the_subcommand() {
     let before = Cli::try_parse_args(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
     let after = Cli::try_parse_args(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
     for cli in [before, after] {
-        assert_eq!(cli.global().kubeconfig, Some(PathBuf::from("/k")));
+        assert_eq!(cli.global.sources.kubeconfig, Some(PathBuf::from("/k")));
     }
     let demo = Cli::try_parse_args(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
         .unwrap()
-        .global();
+        .global;
     assert_eq!(
-        (demo.theme.as_deref(), demo.refresh),
+        (demo.look.theme.as_deref(), demo.console.refresh),
         (Some("mono"), Some(2))
     );
     let console = Cli::try_parse_args(["taloscope", "--ascii", "--context", "lab"]).unwrap();
-    let global = console.global();
-    assert!(global.ascii && global.context.as_deref() == Some("lab") && !global.demo_fleet);
+    let global = console.global;
+    assert!(
+        global.look.ascii && global.context.as_deref() == Some("lab") && !global.console.demo_fleet
+    );
     // Global flags still go anywhere.
     let late = Cli::try_parse_args(["taloscope", "status", "--readonly"]).unwrap();
-    assert!(late.global().readonly);
+    assert!(late.global.readonly);
     assert!(Cli::try_parse_args(["taloscope", "status", "--theme", "x"]).is_err());
 }
 

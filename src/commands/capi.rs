@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
-use super::session::{discover_all, named};
+use super::session::{context, discover_all, named};
 use crate::capi::{
     self, CapiOwner, ClusterTree, Management, ManagementError, condition_age, condition_text,
     pair_workloads, tree_rows, trees_named,
@@ -37,9 +37,7 @@ struct StatusReport<'a> {
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, Stop> {
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage("name the management cluster with --context"));
-    };
+    let wanted = context(global, "name the management cluster with --context")?;
     let (_, discovery) = discover_all(global);
     let context = management_context(&discovery, wanted)?;
     let management = read_management(&discovery, &context)?;

@@ -12,8 +12,7 @@ use super::exit::{EXIT_BLOCKED, Stop, exit_if, print_report, usage};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
 use super::progress::{print_progress, progress_printer};
-use super::session::{Chosen, check_gate, connect, discover_all, rollout_lease_read};
-use crate::capi::ClusterTree;
+use super::session::{Chosen, check_gate, connect, context, discover_all, rollout_lease_read};
 use crate::capi_doctor::{Finding, FixPlan, LocateError, Located, diagnose, fix_guards, locate};
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
@@ -58,11 +57,8 @@ impl PlanText for FixPlanText<'_> {
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Stop> {
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage(
-            "name the workload cluster (or its management cluster) with --context",
-        ));
-    };
+    let missing = "name the workload cluster (or its management cluster) with --context";
+    let wanted = context(global, missing)?;
     if args.fix.is_some() {
         check_gate(&args.gate, "cluster")?;
     } else if args.gate.plan || args.gate.yes {
@@ -161,22 +157,17 @@ fn print_findings(
         findings,
     };
     print_report(output, &report, |_| {
-        findings_table(located, &located.tree, status, findings)
+        findings_table(located, status, findings)
     })?;
     Ok(exit_if(!findings.is_empty()))
 }
 
-fn findings_table(
-    located: &Located,
-    tree: &ClusterTree,
-    status: &ClusterStatus,
-    findings: &[Finding],
-) -> String {
+fn findings_table(located: &Located, status: &ClusterStatus, findings: &[Finding]) -> String {
     let mut out = format!(
         "{} (Cluster {}): {}\n",
         located.workload.name,
         located.owner,
-        crate::capi_doctor::progress_line(tree, status)
+        crate::capi_doctor::progress_line(&located.tree, status)
     );
     if status.etcd.members.is_empty() {
         out.push_str("etcd members could not be read over the Talos API: nothing to compare\n");

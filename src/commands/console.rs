@@ -120,8 +120,8 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let paths = Paths::resolve(global.state_dir.as_deref());
     let log = logging::init(&paths.log_dir(), global.log_level.as_deref());
     let env = |name: &str| std::env::var(name).ok();
-    let caps = Caps::detect(&env, global.color, global.ascii);
-    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
+    let caps = Caps::detect(&env, global.color, global.look.ascii);
+    let (theme, theme_error) = Theme::load(global.look.theme.as_deref(), &paths.user_themes_dir());
     let discovery = load_discovery(global, &paths);
     tracing::info!(
         clusters = discovery.clusters.len(),
@@ -134,7 +134,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let first = (discovery.clusters.clone(), discovery.kubeconfig.clone());
     let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers {
         options: PollerOptions {
-            focused_interval: Duration::from_secs(global.refresh.unwrap_or(DEFAULT_REFRESH_SECS)),
+            focused_interval: Duration::from_secs(
+                global.console.refresh.unwrap_or(DEFAULT_REFRESH_SECS),
+            ),
             ..PollerOptions::default()
         },
         ..LivePollers::default()
@@ -270,7 +272,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
     let current_talos = discovery.current_talos_context.clone();
     let current_kube = discovery.current_kube_context.clone();
     let mut state = AppState::new(discovery, global.readonly).with_screens(crate::views::screens());
-    state.demo_fleet = global.demo_fleet;
+    state.demo_fleet = global.console.demo_fleet;
     if let Some(name) = &global.context {
         let by_context = state
             .clusters

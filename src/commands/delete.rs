@@ -15,7 +15,7 @@ use crate::operation::delete::ClusterDelete;
 use super::exit::{Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{print_progress, progress_printer};
-use super::session::{Setup, check_gate, operator_files, setup};
+use super::session::{Setup, check_gate, context, operator_files, setup};
 
 pub(super) fn run(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
@@ -25,10 +25,7 @@ pub(super) fn run(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, St
 
 async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
-    let name = global
-        .context
-        .clone()
-        .ok_or_else(|| usage("delete needs --context CLUSTER"))?;
+    let name = context(global, "delete needs --context CLUSTER")?.to_string();
     let sources_in = DeleteSources {
         config: &sources.config,
         discovery,

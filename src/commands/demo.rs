@@ -51,17 +51,26 @@ fn sim_beside(exe: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{ConsoleArgs, LookArgs, SourceArgs};
 
     #[test]
     fn display_flags_pass_through_and_files_do_not() {
         let global = GlobalArgs {
             readonly: true,
-            theme: Some("mono".into()),
-            ascii: true,
-            refresh: Some(2),
+            look: LookArgs {
+                theme: Some("mono".into()),
+                ascii: true,
+            },
+            console: ConsoleArgs {
+                refresh: Some(2),
+                demo_fleet: false,
+            },
             log_level: Some("debug".into()),
             config: Some("/etc/taloscope.yaml".into()),
-            kubeconfig: Some("/k".into()),
+            sources: SourceArgs {
+                kubeconfig: Some("/k".into()),
+                talosconfig: None,
+            },
             ..GlobalArgs::default()
         };
         let flags: Vec<String> = global

@@ -45,8 +45,8 @@ pub fn render(
 ) -> String {
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), env, &paths);
-    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
-    let caps = Caps::detect(env, global.color, global.ascii);
+    let (theme, theme_error) = Theme::load(global.look.theme.as_deref(), &paths.user_themes_dir());
+    let caps = Caps::detect(env, global.color, global.look.ascii);
     let mut out = String::new();
     let mut row = |label: &str, value: String| {
         out.push_str(&format!("{label:<20} {value}\n"));
@@ -145,7 +145,10 @@ mod tests {
             state_dir: dir.path().join("state"),
         };
         let global = GlobalArgs {
-            theme: Some("light".into()),
+            look: crate::cli::LookArgs {
+                theme: Some("light".into()),
+                ascii: false,
+            },
             color: ColorMode::Auto,
             ..GlobalArgs::default()
         };

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::cli::{
-    CapiArgs, CapiVerb, Cli, Command, ConfigArgs, ConfigVerb, NodeAct, NodeActionArgs, NodeArgs,
+    CapiArgs, CapiVerb, Cli, Command, ConfigArgs, ConfigVerb, GateArgs, NodeAct, NodeArgs,
     NodeCommand, ServiceArgs, ServiceCommand,
 };
 use crate::node_actions::NodeOperation;
@@ -43,7 +43,7 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
-    let global = cli.global();
+    let global = cli.global;
     // The console sets up its own log; a headless command logs to the same
     // file when asked to (`--log-level` or RUST_LOG), as `info` says.
     let asked = global.log_level.is_some() || std::env::var_os("RUST_LOG").is_some();
@@ -51,9 +51,10 @@ pub fn run(cli: Cli) -> ExitCode {
         let dir = crate::paths::Paths::resolve(global.state_dir.as_deref()).log_dir();
         crate::logging::init(&dir, global.log_level.as_deref())
     });
-    use exit::{exit_code, exit_code_as};
+    use exit::exit_code;
     let secs = std::time::Duration::from_secs;
     // One exit rule: a mutating command's stop is also a JSON line with `--output json`.
+    let gated = |result, gate: &GateArgs| exit::exit_code_as(result, gate.output);
     match cli.command {
         None => console::run(&global),
         Some(Command::Contexts { output, .. }) => contexts::run(&global, output),
@@ -61,7 +62,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo(_)) => demo::run(&global),
         Some(Command::Status {
             output, timeout, ..
-        }) => exit_code_as(status::run(&global, output, secs(timeout)), output),
+        }) => exit::exit_code_as(status::run(&global, output, secs(timeout)), output),
         Some(Command::Certs { output, .. }) => exit_code(certs::run(&global, output)),
         Some(Command::Health {
             output, timeout, ..
@@ -72,47 +73,32 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Config(ConfigArgs { verb })) => match verb {
             ConfigVerb::Show(args) => exit_code(config::run_show(&global, &args)),
             ConfigVerb::Drift(args) => exit_code(config::run_drift(&global, &args)),
-            ConfigVerb::Patch(args) => {
-                exit_code_as(config_patch::run(&global, &args), args.gate.output)
-            }
+            ConfigVerb::Patch(args) => gated(config_patch::run(&global, &args), &args.gate),
         },
-        Some(Command::Capi(CapiArgs {
-            verb: CapiVerb::Status(args),
-        })) => exit_code_as(capi::run(&global, &args), args.output),
-        Some(Command::Capi(CapiArgs {
-            verb: CapiVerb::Doctor(args),
-        })) => exit_code_as(capi_doctor::run(&global, &args), args.gate.output),
-        Some(Command::Node(NodeArgs { action })) => {
-            let act = |operation, flags: NodeActionArgs| {
-                exit_code_as(node::run(&global, operation, &flags), flags.gate.output)
-            };
-            match action {
-                NodeCommand::Act(NodeAct { operation, flags }) => act(operation, flags),
-                NodeCommand::Forget(args) => {
-                    exit_code_as(forget::run(&global, &args), args.gate.output)
-                }
-                NodeCommand::Info(args) => exit_code(node_info::run(&global, &args)),
+        Some(Command::Capi(CapiArgs { verb })) => match verb {
+            CapiVerb::Status(args) => exit::exit_code_as(capi::run(&global, &args), args.output),
+            CapiVerb::Doctor(args) => gated(capi_doctor::run(&global, &args), &args.gate),
+        },
+        Some(Command::Node(NodeArgs { action })) => match action {
+            NodeCommand::Act(NodeAct { operation, flags }) => {
+                gated(node::run(&global, operation, &flags), &flags.gate)
             }
-        }
+            NodeCommand::Forget(args) => gated(forget::run(&global, &args), &args.gate),
+            NodeCommand::Info(args) => exit_code(node_info::run(&global, &args)),
+        },
         Some(Command::Service(ServiceArgs {
             action: ServiceCommand::Restart { service, flags },
         })) => {
             let operation = NodeOperation::ServiceRestart(service);
-            exit_code_as(node::run(&global, operation, &flags), flags.gate.output)
+            gated(node::run(&global, operation, &flags), &flags.gate)
         }
-        Some(Command::Upgrade(args)) => {
-            exit_code_as(upgrade::run(&global, &args), args.gate.output)
-        }
-        Some(Command::UpgradeK8s(args)) => {
-            exit_code_as(upgrade::rollout::run(&global, &args), args.gate.output)
-        }
-        Some(Command::Etcd(args)) => exit_code_as(etcd::run(&global, &args), args.gate.output),
-        Some(Command::Provision(args)) => {
-            exit_code_as(provision::run(&global, &args), args.gate.output)
-        }
-        Some(Command::Create(args)) => exit_code_as(create::run(&global, &args), args.gate.output),
-        Some(Command::Delete(args)) => exit_code_as(delete::run(&global, &args), args.gate.output),
-        Some(Command::Scale(args)) => exit_code_as(scale::run(&global, &args), args.gate.output),
+        Some(Command::Upgrade(args)) => gated(upgrade::run(&global, &args), &args.gate),
+        Some(Command::UpgradeK8s(args)) => gated(upgrade::rollout::run(&global, &args), &args.gate),
+        Some(Command::Etcd(args)) => gated(etcd::run(&global, &args), &args.gate),
+        Some(Command::Provision(args)) => gated(provision::run(&global, &args), &args.gate),
+        Some(Command::Create(args)) => gated(create::run(&global, &args), &args.gate),
+        Some(Command::Delete(args)) => gated(delete::run(&global, &args), &args.gate),
+        Some(Command::Scale(args)) => gated(scale::run(&global, &args), &args.gate),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::provision::{
 use super::exit::{Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
-use super::session::{Setup, check_gate, select, setup};
+use super::session::{Setup, check_gate, context, select, setup};
 
 pub(super) fn run(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
     if args.terminate.is_none() {
@@ -38,8 +38,7 @@ fn config_stop(e: impl std::fmt::Display) -> Stop {
 async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (config, discovery, paths, one_env) =
         (&s.sources.config, &s.discovery, &s.paths, &s.one_env);
-    let wanted = global.context.as_deref();
-    let wanted = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
+    let wanted = context(global, "provision needs --context CLUSTER")?;
     let cluster = &select(discovery, wanted, "following new nodes needs the Talos API")?;
     let key = crate::provision::cluster::config_key(config, cluster);
     let request = PlanRequest {

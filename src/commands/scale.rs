@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::exit::{EXIT_BLOCKED, Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
-use super::session::{check_gate, discover_all, named};
+use super::session::{check_gate, context, discover_all, named};
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
     prepare_scale,
@@ -50,11 +50,7 @@ async fn scale(
     discovery: &Discovery,
     paths: &Paths,
 ) -> Result<ExitCode, Stop> {
-    let wanted = global.context.as_deref();
-    let cluster = named(
-        discovery,
-        wanted.ok_or_else(|| usage("scale needs --context CLUSTER"))?,
-    )?;
+    let cluster = named(discovery, context(global, "scale needs --context CLUSTER")?)?;
     let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };

@@ -12,9 +12,8 @@ use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::rollout::RolloutJournal;
-use crate::talos::{ClientOptions, TalosClient};
-use crate::upgrade::RolloutInProgress;
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{RolloutInProgress, RunOptions};
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`: said before anything is read.
 /// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
@@ -52,11 +51,14 @@ pub(super) struct Chosen {
     pub cluster: Cluster,
 }
 
+/// The name `--context` gives; without one, a usage error saying `missing`.
+pub(super) fn context<'g>(global: &'g GlobalArgs, missing: &str) -> Result<&'g str, Stop> {
+    global.context.as_deref().ok_or_else(|| usage(missing))
+}
+
 /// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
 pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage("name the cluster with --context"));
-    };
+    let wanted = context(global, "name the cluster with --context")?;
     let (paths, discovery) = discover_all(global);
     let cluster = select(&discovery, wanted, "this command needs the Talos API")?;
     Ok(Chosen {
@@ -180,30 +182,23 @@ pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<C
     Ok(cluster)
 }
 
+/// The cluster's observer, connected as the console's operations connect (its talosconfig
+/// context, its kube context through the operator's kubeconfig).
 pub(super) async fn observer_for(
     cluster: &Cluster,
     discovery: &Discovery,
 ) -> Result<ClusterObserver, Stop> {
-    let ctx = cluster.talos.as_ref().ok_or_else(|| {
-        usage(format!(
-            "cluster {} has no talosconfig context",
-            cluster.name
-        ))
-    })?;
-    let talos =
-        TalosClient::new(ctx, ClientOptions::default()).map_err(|e| usage(e.to_string()))?;
-    let kube = match crate::fleet::kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
-        Some(Ok(client)) => Some(client),
-        Some(Err(e)) => return Err(usage(e.to_string())),
-        None => None,
+    if cluster.talos.is_none() {
+        let name = &cluster.name;
+        return Err(usage(format!("cluster {name} has no talosconfig context")));
+    }
+    let options = RunOptions {
+        kubeconfig: discovery.kubeconfig.clone(),
+        ..RunOptions::default()
     };
-    Ok(ClusterObserver {
-        cluster: cluster.name.clone(),
-        talos,
-        kube,
-        nodes: ctx.nodes.clone(),
-        options: Default::default(),
-    })
+    crate::upgrade::launch::connect(cluster, &options)
+        .await
+        .map_err(usage)
 }
 
 /// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's

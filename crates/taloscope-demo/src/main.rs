@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use taloscope::cli::{Cli, GlobalArgs};
+use taloscope::cli::{Cli, ConsoleArgs, GlobalArgs, LookArgs};
 use taloscope::tui::ColorMode;
 use taloscope_sim::{Scenario, SimFleet, SimOptions};
 
@@ -50,11 +50,16 @@ impl DemoArgs {
     fn console_flags(&self) -> Vec<OsString> {
         GlobalArgs {
             readonly: self.readonly,
-            theme: self.theme.clone(),
             color: self.color.unwrap_or_default(),
-            ascii: self.ascii,
-            refresh: self.refresh,
             log_level: self.log_level.clone(),
+            look: LookArgs {
+                theme: self.theme.clone(),
+                ascii: self.ascii,
+            },
+            console: ConsoleArgs {
+                refresh: self.refresh,
+                demo_fleet: false,
+            },
             ..GlobalArgs::default()
         }
         .display_flags()

@@ -100,20 +100,10 @@ pub(super) fn run<C: HeadlessUpgrade>(
         displaces,
         ..CapiUpgradeOptions::default()
     };
-    let target = plan.target.clone();
+    // What the run changed: the `--yes --output json` outcome's subject.
+    let subject = serde_json::json!({"cluster": cluster, "target": plan.target});
     let mut operation = CapiUpgrade::new(plan, access, observer.kube.clone(), options);
-    let subject = CapiUpgradeSubject {
-        cluster: &cluster,
-        target: &target,
-    };
     command_gate.run_to_exit(&runtime, &approved, &mut operation, subject)
-}
-
-/// What a CAPI-way run changed: the `--yes --output json` outcome's subject.
-#[derive(Debug, Serialize)]
-struct CapiUpgradeSubject<'a> {
-    cluster: &'a str,
-    target: &'a str,
 }
 
 /// The VM templates of the provider taloscope's config names for the cluster; `None` when it

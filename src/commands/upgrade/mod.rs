@@ -179,7 +179,8 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     }
 
     fn report<'a>(&self, plan: &'a UpgradePlan) -> impl PlanText + 'a {
-        TalosPlanText::new(plan)
+        let notes = plan.option_notes();
+        TalosPlanText { plan, notes }
     }
 }
 
@@ -244,13 +245,6 @@ pub struct TalosPlanText<'a> {
     #[serde(flatten)]
     pub plan: &'a UpgradePlan,
     pub notes: Vec<String>,
-}
-
-impl<'a> TalosPlanText<'a> {
-    fn new(plan: &'a UpgradePlan) -> TalosPlanText<'a> {
-        let notes = plan.option_notes();
-        TalosPlanText { plan, notes }
-    }
 }
 
 impl PlanText for TalosPlanText<'_> {

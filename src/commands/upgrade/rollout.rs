@@ -123,13 +123,7 @@ fn run_connected<C: HeadlessUpgrade>(
     } = connected;
     let cluster = &chosen.cluster;
     let wanted_target = C::Kind::version_text(&target);
-    check_journal(
-        &chosen,
-        journal.as_ref(),
-        C::WHAT,
-        C::JOURNAL_KIND,
-        &wanted_target,
-    )?;
+    check_journal::<C>(&chosen, journal.as_ref(), &wanted_target)?;
     let gate = CommandGate {
         progress_only: true,
         ..CommandGate::new(global, &chosen.paths, flags.gate)
@@ -199,12 +193,10 @@ fn run_connected<C: HeadlessUpgrade>(
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
-/// `kind` (when one is given) or to another target. `what` names the rollout in the message.
-fn check_journal(
+/// kind (when the command checks it) or to another target.
+fn check_journal<C: HeadlessUpgrade>(
     chosen: &Chosen,
     journal: Option<&RolloutJournal>,
-    what: &str,
-    kind: Option<RolloutKind>,
     target: &str,
 ) -> Result<(), Stop> {
     let Some(j) = journal else {
@@ -212,7 +204,7 @@ fn check_journal(
     };
     let cluster = &chosen.cluster.name;
     let path = crate::journal::ROLLOUTS.path_for(&chosen.paths.state_dir, cluster);
-    if kind.is_some_and(|k| k != j.kind) {
+    if C::JOURNAL_KIND.is_some_and(|k| k != j.kind) {
         return Err(usage(format!(
             "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",
             j.kind.describe(),
@@ -222,7 +214,8 @@ fn check_journal(
     }
     if j.target != target {
         return Err(usage(format!(
-            "an unfinished {what} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
+            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
+            C::WHAT,
             j.target,
             path.display()
         )));
