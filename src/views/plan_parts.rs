@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::progress_parts::{StepTable, render_step_pane, unsorted};
-use super::table::{DataTable, pane_block};
+use super::table::{DataTable, pane_block, titled};
 use super::{Look, fit};
 use crate::app::plan_screen::{GuardedPlan, PlanGuards, verdict_counts, verdict_word};
 use crate::app::screen::TableKind;
@@ -229,16 +229,8 @@ fn render_guards(
     buf: &mut Buffer,
 ) {
     let (pass, warn, fail) = verdict_counts(guards);
-    let block = pane_block(
-        look,
-        vec![Span::styled(
-            format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
-            look.styles.get(Role::Title),
-        )],
-        active,
-    );
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let title = format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) ");
+    let inner = titled(look, title, active, area, buf);
     let data = TableData::new(
         TableKind::Nodes,
         GUARD_COLUMNS,

@@ -116,6 +116,26 @@ pub fn pane_block<'a>(look: &Look, title: Vec<Span<'a>>, active: bool) -> Block<
         .title(Line::from(title))
 }
 
+/// Draws a [`pane_block`] titled `title` into `area` and gives the area inside it.
+pub fn framed(
+    look: &Look,
+    title: Vec<Span<'_>>,
+    active: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) -> Rect {
+    let block = pane_block(look, title, active);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
+/// [`framed`] with one title, in the title style.
+pub fn titled(look: &Look, title: String, active: bool, area: Rect, buf: &mut Buffer) -> Rect {
+    let title = vec![Span::styled(title, look.styles.get(Role::Title))];
+    framed(look, title, active, area, buf)
+}
+
 /// How a table lays out at one width.
 struct TableLayout {
     shown: Vec<usize>,
@@ -164,10 +184,7 @@ impl<'a> DataTable<'a> {
     /// Draws the table's block (accented when `accent`) and gives the area inside it, for
     /// a pane that draws more than the rows.
     pub fn frame(&self, area: Rect, buf: &mut Buffer, accent: bool) -> Rect {
-        let block = pane_block(self.look, self.title_spans(), accent);
-        let inner = block.inner(area);
-        block.render(area, buf);
-        inner
+        framed(self.look, self.title_spans(), accent, area, buf)
     }
 
     /// The title spans: name, row count, filter and sort.

@@ -14,7 +14,7 @@ use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::capi_doctor::Finding;
 use crate::fleet::summary::age_text;
 use crate::tui::Role;
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 use crate::views::{Look, fit, fit_apart, shared_prefixes};
 
 /// The most lines the doctor's findings take under the tree.
@@ -164,13 +164,7 @@ pub(super) fn render(
     let s = &look.styles;
     let cluster = shared.current.unwrap_or_default();
     let Some((owner, tree)) = shared.fleet.capi.owned_tree(cluster) else {
-        let block = pane_block(
-            look,
-            vec![Span::styled(" Cluster API ", s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(look, " Cluster API ".into(), true, area, buf);
         let cluster = shared.current.unwrap_or("no cluster in use");
         Paragraph::new(Line::from(Span::styled(
                 format!("{cluster}: no management cluster among the kube contexts owns it (read at the background interval)"),
@@ -181,9 +175,7 @@ pub(super) fn render(
         return;
     };
     let title = format!(" Cluster API: {owner} ({}) ", tree.api_version);
-    let block = pane_block(look, vec![Span::styled(title, s.get(Role::Title))], true);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = titled(look, title, true, area, buf);
     let findings = findings_of(shared.fleet, cluster);
     let [summary, header, body, doctor, hint] = inner.layout(&Layout::vertical([
         Constraint::Length(1),

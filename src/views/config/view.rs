@@ -7,7 +7,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{ConfigScreen, Row};
 use crate::tui::{Look, Role};
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 
 pub struct ConfigPane<'a> {
     screen: &'a ConfigScreen,
@@ -77,10 +77,7 @@ impl<'a> ConfigPane<'a> {
 impl Widget for &ConfigPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let title = vec![Span::styled(self.title(), s.get(Role::Title))];
-        let block = pane_block(self.look, title, true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(self.look, self.title(), true, area, buf);
         let mut shown: Vec<Line> = Vec::new();
         if let Some(why) = &self.screen.error {
             let why = crate::printable::line(why);

@@ -13,7 +13,7 @@ use super::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
 use crate::fleet::health_check::CheckPath;
 use crate::tui::{Look, Role};
 use crate::views::fit;
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 
 /// The widest the check name column gets; longer names are cut.
 const MAX_NAME_WIDTH: usize = 44;
@@ -141,10 +141,7 @@ impl Widget for &HealthPane<'_> {
             Some(h) => format!(" health checks: {}, run {} ", h.cluster, h.run),
             None => " health checks ".to_string(),
         };
-        let title = vec![Span::styled(title, s.get(Role::Title))];
-        let block = pane_block(self.look, title, true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(self.look, title, true, area, buf);
         let Some(screen) = self.latest else {
             Paragraph::new(Span::styled("No health check run yet.", s.get(Role::Muted)))
                 .render(inner, buf);
@@ -212,17 +209,12 @@ impl HealthPane<'_> {
     /// The opened check's whole error, wrapped, in a box of its own.
     fn render_error(&self, line: &CheckLine, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let title = vec![Span::styled(
-            format!(
-                " {}: {} (Esc closes) ",
-                line.phase.word(),
-                crate::printable::line(&line.name)
-            ),
-            s.get(Role::Title),
-        )];
-        let block = pane_block(self.look, title, false);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!(
+            " {}: {} (Esc closes) ",
+            line.phase.word(),
+            crate::printable::line(&line.name)
+        );
+        let inner = titled(self.look, title, false, area, buf);
         Paragraph::new(Span::styled(
             crate::printable::line(&line.message),
             s.get(Role::Text),

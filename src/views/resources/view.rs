@@ -13,7 +13,7 @@ use crate::node_resources::{
     Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
 };
 use crate::tui::{Look, Role};
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 
 pub struct ResourcesPane<'a> {
     screen: &'a ResourcesScreen,
@@ -239,13 +239,7 @@ impl Widget for &ResourcesPane<'_> {
             node.map_or_else(String::new, |n| crate::printable::line(&n.name)),
             REFRESH.as_secs()
         );
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(title, s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(self.look, title, true, area, buf);
         let mut shown: Vec<Line> = Vec::new();
         if let Some(why) = &self.screen.error {
             let why = crate::printable::line(why);
