@@ -136,6 +136,35 @@ pub fn titled(look: &Look, title: String, active: bool, area: Rect, buf: &mut Bu
     framed(look, title, active, area, buf)
 }
 
+/// A pane's text: the last read's error, then `reading` (what is read, muted) while there is
+/// nothing to show yet (both wrapped), then `lines(height)`, the lines for the height left, as
+/// they are.
+pub fn document(
+    look: &Look,
+    error: Option<&str>,
+    reading: Option<String>,
+    lines: impl FnOnce(usize) -> Vec<Line<'static>>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let s = &look.styles;
+    let mut shown = Vec::new();
+    if let Some(why) = error {
+        let why = crate::printable::line(why);
+        shown.push(Line::from(Span::styled(why, s.get(Role::Error))));
+    }
+    let wrap = reading.is_some();
+    if let Some(text) = reading.filter(|_| error.is_none()) {
+        shown.push(Line::from(Span::styled(text, s.get(Role::Muted))));
+    }
+    shown.extend(lines(usize::from(area.height).saturating_sub(shown.len())));
+    let paragraph = Paragraph::new(shown);
+    match wrap {
+        true => paragraph.wrap(Wrap { trim: true }).render(area, buf),
+        false => paragraph.render(area, buf),
+    }
+}
+
 /// How a table lays out at one width.
 struct TableLayout {
     shown: Vec<usize>,
@@ -327,6 +356,17 @@ impl<'a> DataTable<'a> {
 
     /// Draws header and rows into `area` (no block).
     pub fn render_rows(&self, area: Rect, buf: &mut Buffer) {
+        self.render_rows_with_details(&[], area, buf);
+    }
+
+    /// Draws header and rows into `area` (no block), each row `i` followed by its lines
+    /// `details[i]` across the width from the first column on (a CAPI object's conditions).
+    pub fn render_rows_with_details(
+        &self,
+        details: &[Vec<Line<'static>>],
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
         if self.data.rows.is_empty() {
@@ -350,6 +390,7 @@ impl<'a> DataTable<'a> {
             widths,
         } = self.layout(area.width);
         let marker = format!("{} ", g.selected);
+        let indent = text_width(&marker);
         let shared = self.shared_prefixes(&shown);
         let width_of = |at: usize| usize::from(widths.get(at).copied().unwrap_or(0));
         let header = Row::new(
@@ -362,7 +403,14 @@ impl<'a> DataTable<'a> {
         let constraints: Vec<Constraint> = widths.iter().copied().map(Constraint::Length).collect();
         let room = usize::from(area.height.saturating_sub(1)).max(1);
         let selected = self.data.selected_index(self.view);
-        let offset = (selected + 1).saturating_sub(room);
+        let below = |row: usize| details.get(row).map_or(0, Vec::len);
+        // The first row shown: the selected one and its details fit under it.
+        let mut offset = selected;
+        let mut used = 1 + below(selected);
+        while offset > 0 && used + 1 + below(offset - 1) <= room {
+            offset -= 1;
+            used += 1 + below(offset);
+        }
         let rows = self
             .data
             .rows
@@ -382,6 +430,7 @@ impl<'a> DataTable<'a> {
                     Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))
                 }))
                 .style(s.get(Role::Text))
+                .bottom_margin(below(row) as u16)
             });
         let mut table = Table::new(rows, constraints)
             .header(header)
@@ -395,6 +444,21 @@ impl<'a> DataTable<'a> {
             state = state.with_selected(Some(selected - offset));
         }
         StatefulWidget::render(table, area, buf, &mut state);
+        let mut y = area.y + 1;
+        for row in offset..self.data.rows.len() {
+            if y >= area.bottom() {
+                return;
+            }
+            for line in details.get(row).into_iter().flatten() {
+                y += 1;
+                if y >= area.bottom() {
+                    return;
+                }
+                let at = Rect::new(area.x + indent, y, area.width.saturating_sub(indent), 1);
+                line.clone().render(at, buf);
+            }
+            y += 1;
+        }
     }
 }
 
