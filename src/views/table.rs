@@ -11,7 +11,9 @@ use ratatui::widgets::{
     TableState, Widget, Wrap,
 };
 
-use super::{Look, fit, fit_apart};
+use super::cut::fit_kind_apart;
+use super::progress_parts::{StepTable, unsorted};
+use super::{Look, fit};
 use crate::app::screen::{TableKind, TableView};
 use crate::app::state::AppState;
 use crate::app::tables::{TableData, Tone, Width, text_width};
@@ -165,6 +167,29 @@ pub fn document(
     }
 }
 
+/// Draws `table` into `area` in its own order (no sort arrow), its selected row kept in view,
+/// each row `i` followed by its lines `details[i]`: a plan's guards, a screen's list.
+pub(super) fn render_listed(
+    look: &Look,
+    table: StepTable<'_>,
+    details: &[Vec<Line<'static>>],
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
+    let view = unsorted(table.selected);
+    let (title, active, empty) = ("", table.active, table.empty);
+    let table = DataTable {
+        data: &data,
+        view: &view,
+        look,
+        title,
+        active,
+        empty,
+    };
+    table.render_rows_with_details(details, area, buf);
+}
+
 /// How a table lays out at one width.
 struct TableLayout {
     shown: Vec<usize>,
@@ -216,6 +241,16 @@ impl<'a> DataTable<'a> {
         framed(self.look, self.title_spans(), accent, area, buf)
     }
 
+    /// The sort column's arrow: down when reversed.
+    fn arrow(&self) -> &'static str {
+        let g = &self.look.glyphs;
+        if self.view.reverse {
+            g.sort_down
+        } else {
+            g.sort_up
+        }
+    }
+
     /// The title spans: name, row count, filter and sort.
     pub fn title_spans(&self) -> Vec<Span<'static>> {
         let s = &self.look.styles;
@@ -238,11 +273,7 @@ impl<'a> DataTable<'a> {
             ));
         }
         if let Some(column) = self.data.sorted_by(self.view) {
-            let arrow = if self.view.reverse {
-                g.sort_down
-            } else {
-                g.sort_up
-            };
+            let arrow = self.arrow();
             spans.push(Span::styled(
                 format!("sort: {}{arrow} ", column.title),
                 s.get(Role::Muted),
@@ -289,11 +320,7 @@ impl<'a> DataTable<'a> {
         // Narrow tables keep the columns marked for it; the rest is said
         // elsewhere on screen.
         let shown = self.data.shown_columns(width);
-        let arrow = if self.view.reverse {
-            g.sort_down
-        } else {
-            g.sort_up
-        };
+        let arrow = self.arrow();
         let titles: Vec<String> = shown
             .iter()
             .map(|i| {
@@ -424,7 +451,7 @@ impl<'a> DataTable<'a> {
                     let c = r.cells.get(*i)?;
                     let text = match shared[at].get(row) {
                         _ if c.tone == Tone::Unknown => g.none.to_string(),
-                        Some(common) => fit_apart(&c.text, width_of(at), g.ellipsis, *common),
+                        Some(common) => fit_kind_apart(&c.text, width_of(at), g.ellipsis, *common),
                         None => fit(&c.text, width_of(at), g.ellipsis),
                     };
                     Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))

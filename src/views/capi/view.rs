@@ -8,15 +8,14 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::CapiScreen;
 use crate::app::capi_doctor::{findings_of, fix_choices};
-use crate::app::screen::TableKind;
 use crate::app::screens::Shared;
-use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::capi_doctor::Finding;
 use crate::fleet::summary::age_text;
 use crate::tui::Role;
-use crate::views::progress_parts::unsorted;
-use crate::views::table::{DataTable, titled};
+use crate::views::progress_parts::StepTable;
+use crate::views::table::{render_listed, titled};
 use crate::views::{Look, fit};
 
 /// The most lines the doctor's findings take under the tree.
@@ -156,17 +155,15 @@ pub(super) fn render(
         .map(|r| condition_lines(now, look, r, width.saturating_sub(2)))
         .collect();
     let table_rows = rows.iter().map(|r| tree_row(look, r)).collect();
-    let data = TableData::new(TableKind::Nodes, COLUMNS, table_rows, rows.len());
-    let view = unsorted(rows.get(selected).map(|r| r.object.clone()));
-    let table = DataTable {
-        data: &data,
-        view: &view,
-        look,
-        title: "",
+    let table = StepTable {
+        columns: COLUMNS,
+        rows: table_rows,
+        total: rows.len(),
+        selected: rows.get(selected).map(|r| r.object.clone()),
         active: true,
         empty: "No objects read yet.",
     };
-    table.render_rows_with_details(&details, body, buf);
+    render_listed(look, table, &details, body, buf);
     Paragraph::new(finding_lines(look, &findings, width)).render(doctor, buf);
     let object = rows.get(selected).map_or("", |r| r.object.as_str());
     let fix = if fix_choices(&findings).is_empty() {
