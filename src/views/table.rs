@@ -254,7 +254,6 @@ impl<'a> DataTable<'a> {
     /// The title spans: name, row count, filter and sort.
     pub fn title_spans(&self) -> Vec<Span<'static>> {
         let s = &self.look.styles;
-        let g = &self.look.glyphs;
         let count = if self.view.filter.is_empty() {
             format!(" {} ({}) ", self.title, self.data.rows.len())
         } else {
