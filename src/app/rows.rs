@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::state::AppState;
-use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
+use super::tables::{Column, Order, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
 use crate::discovery::report::paired_by_word;
 use crate::fleet::problems::{NodeState, ProblemsByNode, Severity, node_state};
@@ -23,7 +23,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
     col("ETCD", Width::Content),
     col("TALOS", Width::Content),
     col("K8S", Width::Content),
-    col("WARN", Width::Content).worst_first(),
+    col("WARN", Width::Content).sorted(Order::WorstFirst),
     col("ISSUE", Width::Fill(3)),
     wide("HOT SPOTS", Width::Fill(2)),
     wide("UPDATED", Width::Content),
@@ -44,15 +44,15 @@ pub const NODE_COLUMNS: &[Column] = &[
     col("KUBELET", Width::Content),
     // Read only for the rows on screen (`update_panes::usage_request`). Wide only: at 80
     // columns they would cut the versions; a failing one is the row's ISSUE there.
-    wide("CPU%", Width::Content).highest_first(),
-    wide("MEM%", Width::Content).highest_first(),
-    wide("DISK%", Width::Content).highest_first(),
+    wide("CPU%", Width::Content).sorted(Order::HighestFirst),
+    wide("MEM%", Width::Content).sorted(Order::HighestFirst),
+    wide("DISK%", Width::Content).sorted(Order::HighestFirst),
     wide("CORDON", Width::Content),
     // Wide only: at 80 columns it would cut the ISSUE column, which says more. Shown while a
     // node differs from its role: a reader context, which may not read configurations, and a
     // cluster without drift show nothing.
     wide("DRIFT", Width::Content).when_filled(),
-    col("ISSUE", Width::Fill(3)).worst_first(),
+    col("ISSUE", Width::Fill(3)).sorted(Order::WorstFirst),
 ];
 
 /// The nodes pane's order until the operator sorts: problems first (ISSUE), then by name.
@@ -82,19 +82,12 @@ pub const VERSION_COLUMNS: &[Column] = &[
 
 /// The discovery list's: how discovery put each cluster together.
 pub const CLUSTER_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(3)).names().listed(),
+    col("NAME", Width::Fill(3)).names().sorted(Order::Listed),
     col("TALOS CONTEXT", Width::Fill(3)),
     col("KUBE CONTEXT", Width::Fill(3)),
     col("ENDPOINTS", Width::Fill(4)),
     col("PAIRED BY", Width::Content),
 ];
-
-/// "talos-ctx / kube-ctx", with `-` for a side the cluster lacks.
-pub fn contexts_text(cluster: &Cluster) -> String {
-    let talos = cluster.talos.as_ref().map(|t| t.name.as_str());
-    let kube = cluster.kube.as_ref().map(|k| k.name.as_str());
-    format!("{} / {}", talos.unwrap_or("-"), kube.unwrap_or("-"))
-}
 
 /// One row per discovered cluster: its contexts, the Talos endpoints (the API server of a
 /// cluster with only a kube context) and how it was paired; the cluster in use stands out.
@@ -141,10 +134,10 @@ pub fn fleet_rows(state: &AppState) -> Vec<TableRow> {
 }
 
 fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) -> Vec<TableCell> {
-    let mut cells = vec![
-        TableCell::plain(&cluster.name),
-        TableCell::plain(contexts_text(cluster)),
-    ];
+    // "talos-ctx / kube-ctx", with `-` for a side the cluster lacks.
+    let (talos, kube) = (cluster.talos_context(), cluster.kube_context());
+    let contexts = format!("{} / {}", talos.unwrap_or("-"), kube.unwrap_or("-"));
+    let mut cells = vec![TableCell::plain(&cluster.name), TableCell::plain(contexts)];
     let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
         cells.extend(std::iter::repeat_n(TableCell::unknown(), 6));
         let waiting = if cluster.talos.is_some() {
@@ -221,6 +214,14 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
 /// One figure of a node's usage.
 type Figure = fn(&NodeUsage) -> Option<f64>;
 
+/// The usage figures the tables show (CPU%, MEM%, DISK%), each with the gauge that colours it
+/// (CPU has none).
+const FIGURES: [(&str, Figure, Option<Gauge>); 3] = [
+    ("cpu", |u| u.cpu_percent, None),
+    ("mem", |u| u.memory_percent, Some(Gauge::Memory)),
+    ("disk", |u| u.disk_percent, Some(Gauge::Volume)),
+];
+
 /// The busiest node by CPU, memory and disk among those read (`cpu w-1 97% mem cp-2 41%
 /// disk w-1 96%`), each in its gauge's tone.
 fn hot_spots(usage: &[NodeUsage]) -> TableCell {
@@ -234,12 +235,7 @@ fn hot_spots(usage: &[NodeUsage]) -> TableCell {
     };
     let mut parts = Vec::new();
     let mut level = Level::Ok;
-    let gauges: [(&str, Figure, Option<Gauge>); 3] = [
-        ("cpu", |u| u.cpu_percent, None),
-        ("mem", |u| u.memory_percent, Some(Gauge::Memory)),
-        ("disk", |u| u.disk_percent, Some(Gauge::Volume)),
-    ];
-    for (what, figure, gauge) in gauges {
+    for (what, figure, gauge) in FIGURES {
         if let Some((node, percent)) = worst(figure) {
             parts.push(format!("{what} {} {percent:.0}%", node.node));
             level = level.max(gauge.map_or(Level::Ok, |g| g.level(percent)));
@@ -261,8 +257,8 @@ fn level_tone(level: Level) -> Tone {
 
 /// A node's figure as a whole percent, in its gauge's tone; the placeholder before a read
 /// and a muted `?` for a node that could not be read.
-fn usage_cell(usage: Option<&NodeUsage>, figure: Option<f64>, gauge: Option<Gauge>) -> TableCell {
-    match (usage, figure) {
+fn usage_cell(usage: Option<&NodeUsage>, figure: Figure, gauge: Option<Gauge>) -> TableCell {
+    match (usage, usage.and_then(figure)) {
         (None, _) => TableCell::unknown(),
         (Some(_), Some(percent)) => {
             let level = gauge.map_or(Level::Ok, |g| g.level(percent));
@@ -329,7 +325,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
         .map(|n| {
             let issue = node_issue(&problems, n);
             let usage = live.usage.iter().find(|u| u.address == n.address);
-            let figure = |f: Figure| usage.and_then(f);
+            let [cpu, memory, disk] = FIGURES.map(|(_, f, gauge)| usage_cell(usage, f, gauge));
             TableRow {
                 key: n.address.clone(),
                 cells: vec![
@@ -341,9 +337,9 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
                     ready_cell(node_state(n)),
                     TableCell::maybe(n.talos_version.as_deref()),
                     TableCell::maybe(n.kubelet_version.as_deref()),
-                    usage_cell(usage, figure(|u| u.cpu_percent), None),
-                    usage_cell(usage, figure(|u| u.memory_percent), Some(Gauge::Memory)),
-                    usage_cell(usage, figure(|u| u.disk_percent), Some(Gauge::Volume)),
+                    cpu,
+                    memory,
+                    disk,
                     match n.cordoned {
                         Some(true) => TableCell::new("yes", Tone::Warn),
                         Some(false) => TableCell::new("no", Tone::Muted),

@@ -148,34 +148,15 @@ impl Column {
         }
     }
 
-    /// The same column, sorting problems first.
-    pub const fn worst_first(self) -> Column {
-        Column {
-            order: Order::WorstFirst,
-            ..self
-        }
+    /// The same column, sorting its rows by `order`.
+    pub const fn sorted(self, order: Order) -> Column {
+        Column { order, ..self }
     }
 
     /// The same column, shown only while a row has something in it.
     pub const fn when_filled(self) -> Column {
         Column {
             when_filled: true,
-            ..self
-        }
-    }
-
-    /// The same column, keeping the rows as listed.
-    pub const fn listed(self) -> Column {
-        Column {
-            order: Order::Listed,
-            ..self
-        }
-    }
-
-    /// The same column, sorting its numbers highest first.
-    pub const fn highest_first(self) -> Column {
-        Column {
-            order: Order::HighestFirst,
             ..self
         }
     }
@@ -188,14 +169,6 @@ pub const WIDE_TABLE: u16 = 90;
 /// From this terminal width the cluster view shows its three panes at once:
 /// nodes across the top, etcd and versions side by side below.
 pub const SIDE_BY_SIDE: u16 = 160;
-
-/// The columns of `columns` a table `width` cells wide shows, by index.
-pub fn shown_columns(columns: &[Column], width: u16) -> Vec<usize> {
-    let wide = width >= WIDE_TABLE;
-    (0..columns.len())
-        .filter(|i| wide || columns[*i].narrow)
-        .collect()
-}
 
 /// How wide the rows of table `kind` are on a terminal `size` wide: the
 /// pane minus its border and padding (4 cells); etcd and versions get half
@@ -265,11 +238,13 @@ impl TableData {
         }
     }
 
-    /// The columns the table shows `width` cells wide, by index: `shown_columns`, less the
-    /// columns shown only when filled that no row fills.
+    /// The columns the table shows `width` cells wide, by index: the narrow ones only below
+    /// [`WIDE_TABLE`], less the columns shown only when filled that no row fills.
     pub fn shown_columns(&self, width: u16) -> Vec<usize> {
+        let wide = width >= WIDE_TABLE;
         let filled = |i: usize| self.widths.get(i).is_some_and(|w| w.known > 0);
-        (shown_columns(self.columns, width).into_iter())
+        (0..self.columns.len())
+            .filter(|i| wide || self.columns[*i].narrow)
             .filter(|i| !self.columns[*i].when_filled || filled(*i))
             .collect()
     }
@@ -428,7 +403,7 @@ mod tests {
     fn worst_first_puts_errors_then_warnings_then_the_most_warnings_first() {
         const WORST: &[Column] = &[
             col("NAME", Width::Fill(1)),
-            col("WARN", Width::Content).worst_first(),
+            col("WARN", Width::Content).sorted(Order::WorstFirst),
         ];
         let tone = |key: &str, count: &str, tone: Tone| TableRow {
             key: key.into(),
@@ -453,7 +428,7 @@ mod tests {
     fn worst_first_ranks_by_severity_then_sorts_by_name() {
         const ISSUES: &[Column] = &[
             col("NAME", Width::Fill(1)),
-            col("ISSUE", Width::Fill(1)).worst_first(),
+            col("ISSUE", Width::Fill(1)).sorted(Order::WorstFirst),
         ];
         let issue = |key: &str, text: &str, rank: u8| TableRow {
             key: format!("127.0.0.{}", 9 - key.len()),
@@ -482,7 +457,7 @@ mod tests {
     fn highest_first_puts_the_busiest_first_and_the_unknown_last() {
         const BUSY: &[Column] = &[
             col("NAME", Width::Fill(1)),
-            col("CPU%", Width::Content).highest_first(),
+            col("CPU%", Width::Content).sorted(Order::HighestFirst),
         ];
         let rows = vec![
             row("a", &["a", "7"]),

@@ -43,6 +43,28 @@ pub fn fit_apart(text: &str, width: usize, ellipsis: &str, shared: usize) -> Str
     format!("{head}{ellipsis}{tail}")
 }
 
+/// A table's name cut to `width` as [`fit_apart`] cuts it, but for its head up to the first
+/// `/` (a tree's guide and a Kubernetes object's kind: `├─ Machine/`), kept whole while four
+/// columns are left for the rest, so the rows still say what each object is.
+pub fn fit_kind_apart(text: &str, width: usize, ellipsis: &str, shared: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let Some(slash) = text.find('/').filter(|_| text.width() > width) else {
+        return fit_apart(text, width, ellipsis, shared);
+    };
+    let (head, rest) = text.split_at(slash + 1);
+    if head.width() + 4 > width {
+        return fit_apart(text, width, ellipsis, shared);
+    }
+    let kept = head.chars().count();
+    let rest = fit_apart(
+        rest,
+        width - head.width(),
+        ellipsis,
+        shared.saturating_sub(kept),
+    );
+    format!("{head}{rest}")
+}
+
 /// The longest start of `text` at most `width` columns wide.
 fn take_width(text: &str, width: usize) -> &str {
     let mut used = 0;
@@ -118,6 +140,15 @@ mod tests {
             "Machi...cdef"
         );
         assert_eq!(fit_apart("abcdef", 1, "…", 0), "…");
+        // A kind stays whole before the name cut apart; too narrow for it, as fit_apart.
+        assert_eq!(
+            fit_kind_apart("├─ Machine/capi-work-cp-ppppp", 20, "…", 24),
+            "├─ Machine/cap…ppppp"
+        );
+        assert_eq!(
+            fit_kind_apart("MachineDeployment/capi-work-md-0", 12, "…", 0),
+            "Machin…-md-0"
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
+use super::table::pane_block;
 use super::{Look, centered};
 use crate::tui::Role;
 
@@ -32,12 +33,7 @@ impl<'a> ExplainPopup<'a> {
 /// The frame of a popup Esc closes, titled `title`.
 pub(super) fn popup_block(look: &Look, title: String) -> Block<'static> {
     let s = &look.styles;
-    Block::new()
-        .borders(Borders::ALL)
-        .border_set(look.glyphs.border)
-        .border_style(s.get(Role::Border))
-        .padding(ratatui::widgets::Padding::horizontal(1))
-        .title(Span::styled(title, s.get(Role::Title)))
+    pane_block(look, vec![Span::styled(title, s.get(Role::Title))], false)
         .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)))
 }
 

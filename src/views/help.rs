@@ -5,8 +5,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
+use super::table::pane_block;
 use super::{Look, centered};
 use crate::app::help::{COLUMN_GAP, HelpCell, HelpLayout, help_box, layout};
 use crate::app::keymap::screen_context;
@@ -71,12 +72,11 @@ pub fn render(state: &AppState, look: &Look, scroll: u16, area: Rect, buf: &mut 
     let s = &look.styles;
     let (width, height) = help_box((area.width, area.height + 3));
     let popup = centered(area, width, height);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_set(look.glyphs.border)
-        .border_style(s.get(Role::Border))
-        .padding(Padding::horizontal(1))
-        .title(Span::styled(" Help ", s.get(Role::Title)));
+    let block = pane_block(
+        look,
+        vec![Span::styled(" Help ", s.get(Role::Title))],
+        false,
+    );
     let inner = block.inner(popup);
     let lines = lines(state, look, usize::from(inner.width));
     let max_scroll = (lines.len() as u16).saturating_sub(inner.height);

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::progress_parts::render_scrolled;
-use super::table::{pane_block, tone_style};
+use super::table::{framed, tone_style};
 use crate::app::prepared;
 use crate::app::rows::ready_cell;
 use crate::app::screen::TableKind;
@@ -182,9 +182,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         Some((live, live.status.nodes.iter().find(|n| n.address == key)?))
     });
     let Some((live, node)) = found else {
-        let block = pane_block(look, vec![Span::raw(" Node ")], true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = framed(look, vec![Span::raw(" Node ")], true, area, buf);
         Paragraph::new("No such node any more. Esc goes back to the nodes pane.")
             .style(s.get(Role::Muted))
             .render(inner, buf);
@@ -201,9 +199,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
             s.get(Role::Muted),
         ),
     ];
-    let block = pane_block(look, title, true);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = framed(look, title, true, area, buf);
     let fields = fields(state, look, live, node);
     let problems = problems(state, live, node);
     let listed: Vec<&str> = problems.iter().map(|p| p.on_node.as_str()).collect();

@@ -8,12 +8,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::progress_parts::{StepTable, render_step_pane, unsorted};
-use super::table::{DataTable, pane_block};
+use super::progress_parts::{StepTable, render_step_pane};
+use super::table::{pane_block, render_listed, titled};
 use super::{Look, fit};
 use crate::app::plan_screen::{GuardedPlan, PlanGuards, verdict_counts, verdict_word};
-use crate::app::screen::TableKind;
-use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::tui::Role;
 use crate::upgrade::{Guard, GuardId, Verdict};
 
@@ -229,32 +228,17 @@ fn render_guards(
     buf: &mut Buffer,
 ) {
     let (pass, warn, fail) = verdict_counts(guards);
-    let block = pane_block(
-        look,
-        vec![Span::styled(
-            format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
-            look.styles.get(Role::Title),
-        )],
-        active,
-    );
-    let inner = block.inner(area);
-    block.render(area, buf);
-    let data = TableData::new(
-        TableKind::Nodes,
-        GUARD_COLUMNS,
-        guard_rows(look, guards),
-        guards.len(),
-    );
-    let view = unsorted(selected.map(|g| g.title().to_string()));
-    DataTable {
-        data: &data,
-        view: &view,
-        look,
-        title: "",
+    let title = format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) ");
+    let inner = titled(look, title, active, area, buf);
+    let table = StepTable {
+        columns: GUARD_COLUMNS,
+        rows: guard_rows(look, guards),
+        total: guards.len(),
+        selected: selected.map(|g| g.title().to_string()),
         active,
         empty,
-    }
-    .render_rows(inner, buf);
+    };
+    render_listed(look, table, &[], inner, buf);
 }
 
 fn tone_of_reason(verdict: Verdict) -> Tone {

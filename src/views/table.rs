@@ -11,7 +11,9 @@ use ratatui::widgets::{
     TableState, Widget, Wrap,
 };
 
-use super::{Look, fit, fit_apart};
+use super::cut::fit_kind_apart;
+use super::progress_parts::{StepTable, unsorted};
+use super::{Look, fit};
 use crate::app::screen::{TableKind, TableView};
 use crate::app::state::AppState;
 use crate::app::tables::{TableData, Tone, Width, text_width};
@@ -116,6 +118,78 @@ pub fn pane_block<'a>(look: &Look, title: Vec<Span<'a>>, active: bool) -> Block<
         .title(Line::from(title))
 }
 
+/// Draws a [`pane_block`] titled `title` into `area` and gives the area inside it.
+pub fn framed(
+    look: &Look,
+    title: Vec<Span<'_>>,
+    active: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) -> Rect {
+    let block = pane_block(look, title, active);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
+/// [`framed`] with one title, in the title style.
+pub fn titled(look: &Look, title: String, active: bool, area: Rect, buf: &mut Buffer) -> Rect {
+    let title = vec![Span::styled(title, look.styles.get(Role::Title))];
+    framed(look, title, active, area, buf)
+}
+
+/// A pane's text: the last read's error, then `reading` (what is read, muted) while there is
+/// nothing to show yet (both wrapped), then `lines(height)`, the lines for the height left, as
+/// they are.
+pub fn document(
+    look: &Look,
+    error: Option<&str>,
+    reading: Option<String>,
+    lines: impl FnOnce(usize) -> Vec<Line<'static>>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let s = &look.styles;
+    let mut shown = Vec::new();
+    if let Some(why) = error {
+        let why = crate::printable::line(why);
+        shown.push(Line::from(Span::styled(why, s.get(Role::Error))));
+    }
+    let wrap = reading.is_some();
+    if let Some(text) = reading.filter(|_| error.is_none()) {
+        shown.push(Line::from(Span::styled(text, s.get(Role::Muted))));
+    }
+    shown.extend(lines(usize::from(area.height).saturating_sub(shown.len())));
+    let paragraph = Paragraph::new(shown);
+    match wrap {
+        true => paragraph.wrap(Wrap { trim: true }).render(area, buf),
+        false => paragraph.render(area, buf),
+    }
+}
+
+/// Draws `table` into `area` in its own order (no sort arrow), its selected row kept in view,
+/// each row `i` followed by its lines `details[i]`: a plan's guards, a screen's list.
+pub(super) fn render_listed(
+    look: &Look,
+    table: StepTable<'_>,
+    details: &[Vec<Line<'static>>],
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
+    let view = unsorted(table.selected);
+    let (title, active, empty) = ("", table.active, table.empty);
+    let table = DataTable {
+        data: &data,
+        view: &view,
+        look,
+        title,
+        active,
+        empty,
+    };
+    table.render_rows_with_details(details, area, buf);
+}
+
 /// How a table lays out at one width.
 struct TableLayout {
     shown: Vec<usize>,
@@ -164,16 +238,22 @@ impl<'a> DataTable<'a> {
     /// Draws the table's block (accented when `accent`) and gives the area inside it, for
     /// a pane that draws more than the rows.
     pub fn frame(&self, area: Rect, buf: &mut Buffer, accent: bool) -> Rect {
-        let block = pane_block(self.look, self.title_spans(), accent);
-        let inner = block.inner(area);
-        block.render(area, buf);
-        inner
+        framed(self.look, self.title_spans(), accent, area, buf)
+    }
+
+    /// The sort column's arrow: down when reversed.
+    fn arrow(&self) -> &'static str {
+        let g = &self.look.glyphs;
+        if self.view.reverse {
+            g.sort_down
+        } else {
+            g.sort_up
+        }
     }
 
     /// The title spans: name, row count, filter and sort.
     pub fn title_spans(&self) -> Vec<Span<'static>> {
         let s = &self.look.styles;
-        let g = &self.look.glyphs;
         let count = if self.view.filter.is_empty() {
             format!(" {} ({}) ", self.title, self.data.rows.len())
         } else {
@@ -192,11 +272,7 @@ impl<'a> DataTable<'a> {
             ));
         }
         if let Some(column) = self.data.sorted_by(self.view) {
-            let arrow = if self.view.reverse {
-                g.sort_down
-            } else {
-                g.sort_up
-            };
+            let arrow = self.arrow();
             spans.push(Span::styled(
                 format!("sort: {}{arrow} ", column.title),
                 s.get(Role::Muted),
@@ -243,11 +319,7 @@ impl<'a> DataTable<'a> {
         // Narrow tables keep the columns marked for it; the rest is said
         // elsewhere on screen.
         let shown = self.data.shown_columns(width);
-        let arrow = if self.view.reverse {
-            g.sort_down
-        } else {
-            g.sort_up
-        };
+        let arrow = self.arrow();
         let titles: Vec<String> = shown
             .iter()
             .map(|i| {
@@ -310,6 +382,17 @@ impl<'a> DataTable<'a> {
 
     /// Draws header and rows into `area` (no block).
     pub fn render_rows(&self, area: Rect, buf: &mut Buffer) {
+        self.render_rows_with_details(&[], area, buf);
+    }
+
+    /// Draws header and rows into `area` (no block), each row `i` followed by its lines
+    /// `details[i]` across the width from the first column on (a CAPI object's conditions).
+    pub fn render_rows_with_details(
+        &self,
+        details: &[Vec<Line<'static>>],
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
         if self.data.rows.is_empty() {
@@ -333,6 +416,7 @@ impl<'a> DataTable<'a> {
             widths,
         } = self.layout(area.width);
         let marker = format!("{} ", g.selected);
+        let indent = text_width(&marker);
         let shared = self.shared_prefixes(&shown);
         let width_of = |at: usize| usize::from(widths.get(at).copied().unwrap_or(0));
         let header = Row::new(
@@ -345,7 +429,14 @@ impl<'a> DataTable<'a> {
         let constraints: Vec<Constraint> = widths.iter().copied().map(Constraint::Length).collect();
         let room = usize::from(area.height.saturating_sub(1)).max(1);
         let selected = self.data.selected_index(self.view);
-        let offset = (selected + 1).saturating_sub(room);
+        let below = |row: usize| details.get(row).map_or(0, Vec::len);
+        // The first row shown: the selected one and its details fit under it.
+        let mut offset = selected;
+        let mut used = 1 + below(selected);
+        while offset > 0 && used + 1 + below(offset - 1) <= room {
+            offset -= 1;
+            used += 1 + below(offset);
+        }
         let rows = self
             .data
             .rows
@@ -359,12 +450,13 @@ impl<'a> DataTable<'a> {
                     let c = r.cells.get(*i)?;
                     let text = match shared[at].get(row) {
                         _ if c.tone == Tone::Unknown => g.none.to_string(),
-                        Some(common) => fit_apart(&c.text, width_of(at), g.ellipsis, *common),
+                        Some(common) => fit_kind_apart(&c.text, width_of(at), g.ellipsis, *common),
                         None => fit(&c.text, width_of(at), g.ellipsis),
                     };
                     Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))
                 }))
                 .style(s.get(Role::Text))
+                .bottom_margin(below(row) as u16)
             });
         let mut table = Table::new(rows, constraints)
             .header(header)
@@ -378,6 +470,21 @@ impl<'a> DataTable<'a> {
             state = state.with_selected(Some(selected - offset));
         }
         StatefulWidget::render(table, area, buf, &mut state);
+        let mut y = area.y + 1;
+        for row in offset..self.data.rows.len() {
+            if y >= area.bottom() {
+                return;
+            }
+            for line in details.get(row).into_iter().flatten() {
+                y += 1;
+                if y >= area.bottom() {
+                    return;
+                }
+                let at = Rect::new(area.x + indent, y, area.width.saturating_sub(indent), 1);
+                line.clone().render(at, buf);
+            }
+            y += 1;
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::app::plan_screen::GuardedPlan;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::capi_doctor::FixPlan;
-use crate::etcd_maintenance::{EtcdPlan, MemberSpace};
+use crate::etcd_maintenance::MemberSpace;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
 use crate::printable::{bytes_text, line as printable};
 use crate::tui::Role;
@@ -165,17 +165,13 @@ fn summary(screen: &ChoicePlanScreen, look: &Look) -> Vec<Line<'static>> {
             lines.push(text(format!("Steps: {}", plan.operation.does(&plan.node))));
         }
         ChoicePlan::Etcd { plan: Ok(plan), .. } => {
-            lines.push(text(format!("Steps: {}", etcd_steps(plan))));
+            let steps = (plan.steps.iter()).map(|s| format!("{} {}", s.call.as_str(), s.node));
+            lines.push(text(format!("Steps: {}", numbered(steps))));
         }
         ChoicePlan::CapiFix { finding, plan } => {
             lines.push(text(printable(&finding.summary)));
             match plan {
-                Ok(plan) => {
-                    let steps: Vec<String> = (plan.steps().iter().enumerate())
-                        .map(|(i, step)| format!("{}. {}", i + 1, printable(step)))
-                        .collect();
-                    lines.push(text(format!("Steps: {}", steps.join(", "))));
-                }
+                Ok(plan) => lines.push(text(format!("Steps: {}", numbered(plan.steps().iter())))),
                 Err(e) => lines.push(error(e)),
             }
         }
@@ -220,16 +216,10 @@ fn survey_line(plan: &NodeActionPlan, survey: Option<&NodeSurvey>) -> String {
     }
 }
 
-fn etcd_steps(plan: &EtcdPlan) -> String {
-    (plan.steps.iter().enumerate())
-        .map(|(i, step)| {
-            format!(
-                "{}. {} {}",
-                i + 1,
-                step.call.as_str(),
-                printable(&step.node)
-            )
-        })
+/// `1. first, 2. second`: a plan's steps in their order, each in printable text.
+fn numbered<S: AsRef<str>>(steps: impl Iterator<Item = S>) -> String {
+    (steps.enumerate())
+        .map(|(i, step)| format!("{}. {}", i + 1, printable(step.as_ref())))
         .collect::<Vec<_>>()
         .join(", ")
 }

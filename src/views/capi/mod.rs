@@ -13,7 +13,7 @@ use crate::app::binding::{
 };
 use crate::app::capi_doctor::{findings_of, fix_choices};
 use crate::app::message::Message;
-use crate::app::screens::{Ask, FleetChange, Opening, ScreenModule, ScreenName, Shared, Step};
+use crate::app::screens::{Ask, FleetChange, ScreenModule, ScreenName, Shared, Step};
 use crate::capi::{ClusterTree, TreeRow, condition_age, tree_rows};
 use crate::tui::Look;
 
@@ -93,19 +93,8 @@ impl ScreenModule for CapiScreen {
         binds_with_moves(KEYS, event)
     }
 
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        self.open_from(
-            &Opening {
-                from: crate::app::screen::Screen::Fleet,
-                node: None,
-                words: Vec::new(),
-            },
-            shared,
-        )
-    }
-
     /// On the cluster in use, when a management cluster among the kube contexts owns it.
-    fn open_from(&mut self, _: &Opening, shared: &Shared) -> Result<Step, Message> {
+    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
         let cluster = shared
             .current
             .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;

@@ -5,132 +5,84 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
-use unicode_width::UnicodeWidthStr;
 
 use super::CapiScreen;
 use crate::app::capi_doctor::{findings_of, fix_choices};
 use crate::app::screens::Shared;
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::capi_doctor::Finding;
 use crate::fleet::summary::age_text;
 use crate::tui::Role;
-use crate::views::table::pane_block;
-use crate::views::{Look, fit, fit_apart, shared_prefixes};
+use crate::views::progress_parts::StepTable;
+use crate::views::table::{render_listed, titled};
+use crate::views::{Look, fit};
 
 /// The most lines the doctor's findings take under the tree.
 const MAX_FINDING_LINES: usize = 3;
 
-/// A column after NAME: its header and the row's cell.
-type Column = (&'static str, fn(&TreeRow) -> &str);
-
-/// The columns after NAME; NODE, PHASE and VERSION go first when narrow.
-const COLUMNS: [Column; 7] = [
-    ("REPLICAS", |r| &r.replicas),
-    ("READY", |r| &r.ready),
-    ("UP-TO-DATE", |r| &r.up_to_date),
-    ("AVAILABLE", |r| &r.available),
-    ("VERSION", |r| &r.version),
-    ("PHASE", |r| &r.phase),
-    ("NODE", |r| &r.node),
+/// The tree's columns, as `clusterctl describe cluster` has them; PHASE and NODE only when wide.
+static COLUMNS: &[Column] = &[
+    col("NAME", Width::Fill(1)).names(),
+    col("REPLICAS", Width::Content),
+    col("READY", Width::Content),
+    col("UP-TO-DATE", Width::Content),
+    col("AVAILABLE", Width::Content),
+    col("VERSION", Width::Content),
+    wide("PHASE", Width::Content),
+    wide("NODE", Width::Fill(1)),
 ];
-
-/// One line on screen: a row of the tree, or one of its conditions.
-enum Shown<'r> {
-    Row(usize, &'r TreeRow),
-    Condition(&'r TreeRow, usize),
-}
 
 /// Tree guides in ASCII when the glyphs are.
 fn ascii(look: &Look) -> bool {
     look.glyphs == crate::tui::Glyphs::ASCII
 }
 
-/// The columns that fit `width` beside NAME (at least `name_min` wide), in order.
-fn columns_that_fit(rows: &[TreeRow], width: usize, name_min: usize) -> Vec<(usize, usize)> {
-    let need = |i: usize| -> usize {
-        let (head, cell) = COLUMNS[i];
-        rows.iter()
-            .map(|r| cell(r).width())
-            .max()
-            .unwrap_or(0)
-            .max(head.width())
+/// One object's row: its name after the tree's guide, in the warning tone while one of its
+/// conditions needs attention.
+fn tree_row(look: &Look, row: &TreeRow) -> TableRow {
+    let tone = match row.attention().next() {
+        Some(_) => Tone::Warn,
+        None => Tone::Plain,
     };
-    let mut kept: Vec<usize> = (0..COLUMNS.len()).collect();
-    let total = |kept: &[usize]| kept.iter().map(|&i| need(i) + 2).sum::<usize>();
-    // Dropped first: NODE, then PHASE, then VERSION.
-    for drop in [6, 5, 4] {
-        if total(&kept) + name_min <= width {
-            break;
-        }
-        kept.retain(|&i| i != drop);
+    let name = format!("{}{}", row.guide(ascii(look)), row.object);
+    let cells = [
+        &name,
+        &row.replicas,
+        &row.ready,
+        &row.up_to_date,
+        &row.available,
+    ]
+    .into_iter()
+    .chain([&row.version, &row.phase, &row.node])
+    .map(|text| TableCell::new(text, tone))
+    .collect();
+    TableRow {
+        key: row.object.clone(),
+        cells,
     }
-    kept.into_iter().map(|i| (i, need(i))).collect()
 }
 
-/// One object's line; `shared` is how much of its name it shares with the most similar
-/// other object's, which a cut drops first (three Machines told apart at 80 columns).
-fn row_line(
-    look: &Look,
-    row: &TreeRow,
-    columns: &[(usize, usize)],
-    (name_width, shared): (usize, usize),
-    selected: bool,
-) -> Line<'static> {
-    let g = &look.glyphs;
-    // The tree's guide and the object's kind always show; its name is cut after them.
-    let guide = row.guide(ascii(look));
-    let kind = row.object.split_once('/').map_or("", |(kind, _)| kind);
-    let kept = if kind.is_empty() { 0 } else { kind.len() + 1 };
-    let room = name_width.saturating_sub(guide.width());
-    let object = if kept > 0 && kept + 4 <= room {
-        let name = fit_apart(
-            &row.object[kept..],
-            room - kept,
-            g.ellipsis,
-            shared.saturating_sub(kept),
-        );
-        format!("{kind}/{name}")
-    } else {
-        fit_apart(&row.object, room, g.ellipsis, shared)
-    };
-    let name = format!("{guide}{object}");
-    let mut text = format!("{name:<name_width$}");
-    for &(i, w) in columns {
-        text.push_str(&format!("  {:<w$}", COLUMNS[i].1(row)));
-    }
-    let warn = row.attention().next().is_some();
-    let style = match (selected, warn) {
-        (true, _) => look.styles.get(Role::Selection),
-        (false, true) => look.styles.get(Role::Warn),
-        (false, false) => look.styles.get(Role::Text),
-    };
-    Line::from(Span::styled(crate::printable::line(&text), style))
-}
-
-fn condition_line(
-    now: u64,
-    look: &Look,
-    row: &TreeRow,
-    index: usize,
-    width: usize,
-) -> Line<'static> {
-    let Some(c) = row.attention().nth(index) else {
-        return Line::default();
-    };
-    let age = condition_age(c, now)
-        .filter(|_| now > 0)
-        .map(|a| format!(" ({} ago)", age_text(a)))
-        .unwrap_or_default();
-    let text = format!(
-        "{}   {} {}{age}",
-        row.continuation(ascii(look)),
-        look.glyphs.warn,
-        condition_text(c)
-    );
-    Line::from(Span::styled(
-        fit(&text, width, look.glyphs.ellipsis),
-        look.styles.get(Role::Muted),
-    ))
+/// The lines under an object's row: each of its conditions that needs attention, with its age.
+fn condition_lines(now: u64, look: &Look, row: &TreeRow, width: usize) -> Vec<Line<'static>> {
+    (row.attention())
+        .map(|c| {
+            let age = condition_age(c, now)
+                .filter(|_| now > 0)
+                .map(|a| format!(" ({} ago)", age_text(a)))
+                .unwrap_or_default();
+            let text = format!(
+                "{}   {} {}{age}",
+                row.continuation(ascii(look)),
+                look.glyphs.warn,
+                condition_text(c)
+            );
+            Line::from(Span::styled(
+                fit(&text, width, look.glyphs.ellipsis),
+                look.styles.get(Role::Muted),
+            ))
+        })
+        .collect()
 }
 
 /// The doctor's findings, one line each: what is stuck, and whether `f` fixes it.
@@ -164,13 +116,7 @@ pub(super) fn render(
     let s = &look.styles;
     let cluster = shared.current.unwrap_or_default();
     let Some((owner, tree)) = shared.fleet.capi.owned_tree(cluster) else {
-        let block = pane_block(
-            look,
-            vec![Span::styled(" Cluster API ", s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(look, " Cluster API ".into(), true, area, buf);
         let cluster = shared.current.unwrap_or("no cluster in use");
         Paragraph::new(Line::from(Span::styled(
                 format!("{cluster}: no management cluster among the kube contexts owns it (read at the background interval)"),
@@ -181,12 +127,9 @@ pub(super) fn render(
         return;
     };
     let title = format!(" Cluster API: {owner} ({}) ", tree.api_version);
-    let block = pane_block(look, vec![Span::styled(title, s.get(Role::Title))], true);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = titled(look, title, true, area, buf);
     let findings = findings_of(shared.fleet, cluster);
-    let [summary, header, body, doctor, hint] = inner.layout(&Layout::vertical([
-        Constraint::Length(1),
+    let [summary, body, doctor, hint] = inner.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(findings.len().min(MAX_FINDING_LINES) as u16),
@@ -206,54 +149,21 @@ pub(super) fn render(
     )))
     .render(summary, buf);
     let (rows, selected) = screen.rows_and_selection(shared);
-    let objects: Vec<&str> = rows.iter().map(|r| r.object.as_str()).collect();
-    let prefixes = shared_prefixes(&objects);
     let width = usize::from(inner.width);
-    let name_need = rows
-        .iter()
-        .map(|r| r.guide(ascii(look)).width() + r.object.width())
-        .max()
-        .unwrap_or(4);
-    let columns = columns_that_fit(&rows, width, name_need.min(24));
-    let rest: usize = columns.iter().map(|(_, w)| w + 2).sum();
-    let name_width = name_need.min(width.saturating_sub(rest)).max(4);
-    let mut head = format!("{:<name_width$}", "NAME");
-    for &(i, w) in &columns {
-        head.push_str(&format!("  {:<w$}", COLUMNS[i].0));
-    }
-    Paragraph::new(Line::from(Span::styled(head, s.get(Role::Header)))).render(header, buf);
-    let shown: Vec<Shown> = rows
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| {
-            std::iter::once(Shown::Row(i, r))
-                .chain((0..r.attention().count()).map(move |c| Shown::Condition(r, c)))
-        })
+    let now = shared.wall_clock.unwrap_or(0);
+    let details: Vec<_> = (rows.iter())
+        .map(|r| condition_lines(now, look, r, width.saturating_sub(2)))
         .collect();
-    let at = shown
-        .iter()
-        .position(|l| matches!(l, Shown::Row(i, _) if *i == selected))
-        .unwrap_or(0);
-    let height = usize::from(body.height);
-    let offset = (at + 1).saturating_sub(height);
-    let lines: Vec<Line> = shown
-        .iter()
-        .skip(offset)
-        .take(height)
-        .map(|l| match l {
-            Shown::Row(i, r) => row_line(
-                look,
-                r,
-                &columns,
-                (name_width, prefixes[*i]),
-                *i == selected,
-            ),
-            Shown::Condition(r, c) => {
-                condition_line(shared.wall_clock.unwrap_or(0), look, r, *c, width)
-            }
-        })
-        .collect();
-    Paragraph::new(lines).render(body, buf);
+    let table_rows = rows.iter().map(|r| tree_row(look, r)).collect();
+    let table = StepTable {
+        columns: COLUMNS,
+        rows: table_rows,
+        total: rows.len(),
+        selected: rows.get(selected).map(|r| r.object.clone()),
+        active: true,
+        empty: "No objects read yet.",
+    };
+    render_listed(look, table, &details, body, buf);
     Paragraph::new(finding_lines(look, &findings, width)).render(doctor, buf);
     let object = rows.get(selected).map_or("", |r| r.object.as_str());
     let fix = if fix_choices(&findings).is_empty() {

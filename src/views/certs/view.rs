@@ -14,7 +14,7 @@ use crate::fleet::cert_expiry::{
 };
 use crate::tui::{Look, Role};
 use crate::views::fit;
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 
 /// The widest the certificate and context columns get; longer text is cut.
 const MAX_COLUMN: usize = 26;
@@ -111,13 +111,8 @@ impl<'a> CertsPane<'a> {
 
     fn render_fix(&self, c: &CertExpiry, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let title = vec![Span::styled(
-            format!(" renew: {} of {} ", Self::what(c), Self::whose(c)),
-            s.get(Role::Title),
-        )];
-        let block = pane_block(self.look, title, false);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!(" renew: {} of {} ", Self::what(c), Self::whose(c));
+        let inner = titled(self.look, title, false, area, buf);
         let lines = vec![
             Line::from(Span::styled(
                 format!("ends {}", crate::printable::line(&expires_text(c))),
@@ -142,18 +137,13 @@ impl Widget for &CertsPane<'_> {
             .iter()
             .filter(|c| c.verdict != ExpiryVerdict::Ok)
             .count();
-        let title = vec![Span::styled(
-            format!(
-                " Certificates: {} of {} clusters, soonest end first; {near} within {WARN_DAYS} \
-                 days ",
-                certs.len(),
-                self.fleet.clusters.len()
-            ),
-            s.get(Role::Title),
-        )];
-        let block = pane_block(self.look, title, true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!(
+            " Certificates: {} of {} clusters, soonest end first; {near} within {WARN_DAYS} \
+             days ",
+            certs.len(),
+            self.fleet.clusters.len()
+        );
+        let inner = titled(self.look, title, true, area, buf);
         if certs.is_empty() {
             let text = "No certificate read yet: the pollers read them with each cluster's \
                         first answer (taloscope certs reads them now).";

@@ -8,7 +8,6 @@
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
 
 use crate::app::action::Effect;
 use crate::app::binding::{
@@ -374,7 +373,7 @@ impl ScreenModule for ConfigScreen {
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         match &self.patch {
             Some(wizard) => patch_view::draw(wizard, area, buf, shared.readonly, look),
-            None => (&view::ConfigPane::new(self, look)).render(area, buf),
+            None => view::render(self, look, area, buf),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::app::plan_screen::{GuardedPlan, PlanHolder};
 use crate::printable::line as printable;
 use crate::tui::{Look, Role};
 use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, SummaryPlan};
-use crate::views::table::pane_block;
+use crate::views::table::titled;
 
 pub(super) fn draw(
     wizard: &PatchWizard,
@@ -34,9 +34,7 @@ fn draw_form(wizard: &PatchWizard, area: Rect, buf: &mut Buffer, look: &Look) {
         " Patch the machine configuration of {} ",
         printable(&form.cluster)
     );
-    let block = pane_block(look, vec![Span::styled(title, s.get(Role::Title))], true);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = titled(look, title, true, area, buf);
     let (mode, mode_what) = mode_words(form.mode);
     let timeout = crate::clock::short_duration(form.try_timeout.as_secs());
     let row = |field: Field| -> (&'static str, String, &'static str) {

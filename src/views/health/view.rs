@@ -7,16 +7,22 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
-use unicode_width::UnicodeWidthStr;
 
 use super::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::fleet::health_check::CheckPath;
 use crate::tui::{Look, Role};
 use crate::views::fit;
-use crate::views::table::pane_block;
+use crate::views::progress_parts::StepTable;
+use crate::views::table::{render_listed, titled, tone_style};
 
-/// The widest the check name column gets; longer names are cut.
-const MAX_NAME_WIDTH: usize = 44;
+static COLUMNS: &[Column] = &[
+    col("", Width::Content),
+    col("PHASE", Width::Content),
+    col("CHECK", Width::Content),
+    col("TIME", Width::Content),
+    col("LAST ERROR", Width::Fill(3)),
+];
 
 pub struct HealthPane<'a> {
     latest: Option<&'a HealthScreen>,
@@ -28,13 +34,13 @@ impl<'a> HealthPane<'a> {
         HealthPane { latest, look }
     }
 
-    fn phase_look(&self, phase: CheckPhase) -> (&'static str, Role) {
+    fn phase_look(&self, phase: CheckPhase) -> (&'static str, Tone) {
         let g = &self.look.glyphs;
         match phase {
-            CheckPhase::Pending | CheckPhase::NotRun => (g.none, Role::Muted),
-            CheckPhase::Running => (g.warn, Role::Warn),
-            CheckPhase::Pass => (g.ok, Role::Ok),
-            CheckPhase::Fail => (g.error, Role::Error),
+            CheckPhase::Pending | CheckPhase::NotRun => (g.none, Tone::Muted),
+            CheckPhase::Running => (g.warn, Tone::Warn),
+            CheckPhase::Pass => (g.ok, Tone::Ok),
+            CheckPhase::Fail => (g.error, Tone::Error),
         }
     }
 
@@ -71,10 +77,10 @@ impl<'a> HealthPane<'a> {
 
     fn verdict_line(&self, screen: &HealthScreen) -> Line<'static> {
         let (phase, text) = screen.verdict();
-        let (glyph, role) = self.phase_look(phase);
+        let (glyph, tone) = self.phase_look(phase);
         Line::from(Span::styled(
             format!("{glyph} {}", crate::printable::line(&text)),
-            self.look.styles.get(role),
+            tone_style(self.look, tone),
         ))
     }
 
@@ -102,35 +108,21 @@ impl<'a> HealthPane<'a> {
         Some(Line::from(Span::styled(text, s.get(role))))
     }
 
-    fn check_row(
-        &self,
-        line: &CheckLine,
-        selected: bool,
-        name_width: usize,
-        width: usize,
-    ) -> Line<'static> {
-        let s = &self.look.styles;
-        let (glyph, role) = self.phase_look(line.phase);
-        let role = if selected { Role::Selection } else { role };
-        let name = fit(&line.name, name_width, self.look.glyphs.ellipsis);
-        let pad = name_width.saturating_sub(name.width());
+    /// One check's row: its phase, name and elapsed time in the phase's tone, its last error.
+    fn check_row(&self, index: usize, line: &CheckLine) -> TableRow {
+        let (glyph, tone) = self.phase_look(line.phase);
         let elapsed = line.elapsed.map(seconds).unwrap_or_default();
-        let mark = self.look.glyphs.mark_width();
-        let head = format!(
-            "{glyph:<mark$} {:<7} {name}{} {elapsed:>7}",
-            line.phase.word(),
-            " ".repeat(pad)
-        );
-        let room = width.saturating_sub(head.width() + 2);
-        let mut spans = vec![Span::styled(head, s.get(role))];
-        if !line.message.is_empty() && room > 0 {
-            let message = crate::printable::line(&line.message);
-            spans.push(Span::styled(
-                format!("  {}", fit(&message, room, self.look.glyphs.ellipsis)),
-                s.get(Role::Muted),
-            ));
+        let message = crate::printable::line(&line.message);
+        TableRow {
+            key: index.to_string(),
+            cells: vec![
+                TableCell::new(glyph, tone),
+                TableCell::new(line.phase.word(), tone),
+                TableCell::new(&line.name, tone),
+                TableCell::new(elapsed, tone),
+                TableCell::new(message, Tone::Muted),
+            ],
         }
-        Line::from(spans)
     }
 }
 
@@ -141,10 +133,7 @@ impl Widget for &HealthPane<'_> {
             Some(h) => format!(" health checks: {}, run {} ", h.cluster, h.run),
             None => " health checks ".to_string(),
         };
-        let title = vec![Span::styled(title, s.get(Role::Title))];
-        let block = pane_block(self.look, title, true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = titled(self.look, title, true, area, buf);
         let Some(screen) = self.latest else {
             Paragraph::new(Span::styled("No health check run yet.", s.get(Role::Muted)))
                 .render(inner, buf);
@@ -185,26 +174,24 @@ impl Widget for &HealthPane<'_> {
         if let Some(line) = opened {
             self.render_error(line, error, buf);
         }
-        let name_width = lines
-            .iter()
-            .map(|l| l.name.width())
-            .max()
-            .unwrap_or(0)
-            .min(MAX_NAME_WIDTH);
         // Keep the selected check, else the last one reached (and one after it) in view.
         let reached = lines
             .iter()
             .rposition(|l| !matches!(l.phase, CheckPhase::Pending | CheckPhase::NotRun))
             .map_or(0, |i| i + 2);
         let keep = screen.selected.map_or(reached, |i| i + 1).min(lines.len());
-        let skip = keep.saturating_sub(usize::from(rows.height));
-        let shown: Vec<Line> = lines
-            .iter()
-            .enumerate()
-            .skip(skip)
-            .map(|(i, l)| self.check_row(l, screen.selected == Some(i), name_width, width))
+        let table_rows = (lines.iter().enumerate())
+            .map(|(i, l)| self.check_row(i, l))
             .collect();
-        Paragraph::new(shown).render(rows, buf);
+        let table = StepTable {
+            columns: COLUMNS,
+            rows: table_rows,
+            total: lines.len(),
+            selected: Some(keep.saturating_sub(1).to_string()),
+            active: screen.selected.is_some(),
+            empty: "No check listed yet.",
+        };
+        render_listed(self.look, table, &[], rows, buf);
     }
 }
 
@@ -212,17 +199,12 @@ impl HealthPane<'_> {
     /// The opened check's whole error, wrapped, in a box of its own.
     fn render_error(&self, line: &CheckLine, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let title = vec![Span::styled(
-            format!(
-                " {}: {} (Esc closes) ",
-                line.phase.word(),
-                crate::printable::line(&line.name)
-            ),
-            s.get(Role::Title),
-        )];
-        let block = pane_block(self.look, title, false);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!(
+            " {}: {} (Esc closes) ",
+            line.phase.word(),
+            crate::printable::line(&line.name)
+        );
+        let inner = titled(self.look, title, false, area, buf);
         Paragraph::new(Span::styled(
             crate::printable::line(&line.message),
             s.get(Role::Text),

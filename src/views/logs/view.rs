@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 use unicode_width::UnicodeWidthChar;
 
 use super::LogsScreen;
@@ -15,7 +15,7 @@ use super::buffer::{LogArea, LogEntry, LogView, LogWindow, MAX_LOG_LINES, match_
 use super::buffer::{ServicePicker, picker_choices};
 use crate::app::screens::Shared;
 use crate::tui::{Glyphs, Look, Role};
-use crate::views::table::pane_block;
+use crate::views::table::{pane_block, titled};
 
 /// The nodes' colours, in the order of the view's nodes: 16-colour ones that read on dark and
 /// light backgrounds, red left to errors. NO_COLOR strips them with every other colour.
@@ -264,13 +264,8 @@ impl LogsView<'_> {
     fn render_picker(&self, picker: &ServicePicker, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let (choices, missing) = picker_choices(self.shared.fleet, picker);
-        let title = vec![Span::styled(
-            format!(" Logs of {}: which one? ", self.safe(&picker.node.name)),
-            s.get(Role::Title),
-        )];
-        let block: Block = pane_block(self.look, title, true);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!(" Logs of {}: which one? ", self.safe(&picker.node.name));
+        let inner = titled(self.look, title, true, area, buf);
         let selected = picker.selected.min(choices.len().saturating_sub(1));
         let mut lines: Vec<Line> = choices
             .iter()

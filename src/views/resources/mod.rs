@@ -11,7 +11,6 @@ use std::time::Duration;
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
 
 use crate::app::action::Effect;
 use crate::app::binding::{
@@ -346,7 +345,7 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
-        (&view::ResourcesPane::new(self, look)).render(area, buf);
+        view::render(self, look, area, buf);
     }
 }
 

@@ -4,8 +4,8 @@
 //! them in the screen's order, its storage, its network with the connections the screen's
 //! filter lets through, its containers. Scrolled by the screen's move keys.
 use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{ConnectionFilter, REFRESH, ResourcesScreen, Section};
 use crate::node_resources::text;
@@ -13,12 +13,7 @@ use crate::node_resources::{
     Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
 };
 use crate::tui::{Look, Role};
-use crate::views::table::pane_block;
-
-pub struct ResourcesPane<'a> {
-    screen: &'a ResourcesScreen,
-    look: &'a Look,
-}
+use crate::views::table::{document, titled};
 
 fn role(level: Level) -> Role {
     match level {
@@ -214,65 +209,39 @@ pub(super) fn line_count(screen: &ResourcesScreen, d: &NodeResources) -> usize {
     on_view(screen, d).len()
 }
 
-impl<'a> ResourcesPane<'a> {
-    pub fn new(screen: &'a ResourcesScreen, look: &'a Look) -> ResourcesPane<'a> {
-        ResourcesPane { screen, look }
-    }
-}
-
-impl Widget for &ResourcesPane<'_> {
-    fn render(self, area: ratatui::layout::Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let node = self.screen.request.as_ref().map(|r| &r.node);
-        let what = match (self.screen.section, self.screen.sort, self.screen.tree) {
-            (Section::Overview, _, _) => "Resources",
-            (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
-            (Section::Processes, SortKey::Memory, false) => "Processes, by memory,",
-            (Section::Processes, SortKey::Cpu, true) => "Process tree, busiest first,",
-            (Section::Processes, SortKey::Memory, true) => "Process tree, by memory,",
-            (Section::Storage, _, _) => "Storage",
-            (Section::Network, _, _) => "Network",
-            (Section::Containers, _, _) => "Containers",
+/// Draws the resources pane of `screen` into `area`.
+pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mut Buffer) {
+    let node = screen.request.as_ref().map(|r| &r.node);
+    let what = match (screen.section, screen.sort, screen.tree) {
+        (Section::Overview, _, _) => "Resources",
+        (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
+        (Section::Processes, SortKey::Memory, false) => "Processes, by memory,",
+        (Section::Processes, SortKey::Cpu, true) => "Process tree, busiest first,",
+        (Section::Processes, SortKey::Memory, true) => "Process tree, by memory,",
+        (Section::Storage, _, _) => "Storage",
+        (Section::Network, _, _) => "Network",
+        (Section::Containers, _, _) => "Containers",
+    };
+    let title = format!(
+        " {what} of {}, read every {} s ",
+        node.map_or_else(String::new, |n| crate::printable::line(&n.name)),
+        REFRESH.as_secs()
+    );
+    let inner = titled(look, title, true, area, buf);
+    let reading = screen.document.is_none().then(|| {
+        let name = node.map_or_else(String::new, |n| crate::printable::line(&n.address));
+        format!("reading {name} (CPU is measured over a second)...")
+    });
+    let lines = |_| {
+        let Some(d) = &screen.document else {
+            return Vec::new();
         };
-        let title = format!(
-            " {what} of {}, read every {} s ",
-            node.map_or_else(String::new, |n| crate::printable::line(&n.name)),
-            REFRESH.as_secs()
-        );
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(title, s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let mut shown: Vec<Line> = Vec::new();
-        if let Some(why) = &self.screen.error {
-            let why = crate::printable::line(why);
-            shown.push(Line::from(Span::styled(why, s.get(Role::Error))));
-        }
-        match &self.screen.document {
-            None if self.screen.error.is_none() => {
-                let name = node.map_or_else(String::new, |n| crate::printable::line(&n.address));
-                let reading = format!("reading {name} (CPU is measured over a second)...");
-                shown.push(Line::from(Span::styled(reading, s.get(Role::Muted))));
-            }
-            None => {}
-            Some(d) => {
-                let rows = on_view(self.screen, d);
-                let skip = self
-                    .screen
-                    .scroll
-                    .min(rows.len().saturating_sub(usize::from(inner.height)));
-                let rows = rows.into_iter().skip(skip);
-                shown.extend(rows.map(|(t, r)| Line::from(Span::styled(t, s.get(r)))));
-            }
-        }
-        let wrap = self.screen.document.is_none();
-        let paragraph = Paragraph::new(shown);
-        match wrap {
-            true => paragraph.wrap(Wrap { trim: true }).render(inner, buf),
-            false => paragraph.render(inner, buf),
-        }
-    }
+        let rows = on_view(screen, d);
+        // Scrolled as far as the whole pane's height allows (`line_count` bounds the scroll).
+        let skip = (screen.scroll).min(rows.len().saturating_sub(usize::from(inner.height)));
+        let rows = rows.into_iter().skip(skip);
+        rows.map(|(t, r)| Line::from(Span::styled(t, look.styles.get(r))))
+            .collect()
+    };
+    document(look, screen.error.as_deref(), reading, lines, inner, buf);
 }

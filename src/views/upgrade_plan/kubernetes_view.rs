@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 
 use super::PlanPane;
 use super::kubernetes::{CHECKING, KubePlanScreen};
+use super::view::{label, target_line};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
@@ -57,29 +58,15 @@ impl PlanPane for Kubernetes {
     fn summary(screen: &KubePlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
         let s = &look.styles;
         let g = &look.glyphs;
-        let label = |t: &str| Span::styled(format!("{t:<9}"), s.get(Role::Muted));
         let rest = width.saturating_sub(9);
-        let offered: Vec<String> = screen.targets.iter().map(ToString::to_string).collect();
         let from = match &screen.made {
-            Ok(plan) => format!(" from {}", plan.from),
-            Err(_) => String::new(),
+            Ok(plan) => format!(" from {}; ", plan.from),
+            Err(_) => "; ".to_string(),
         };
-        let target = screen.target.to_string();
-        let mut lines = vec![Line::from(vec![
-            label("Target"),
-            Span::styled(target.clone(), s.get(Role::Accent)),
-            Span::styled(
-                fit(
-                    &format!("{from}; offered: {} (t changes)", offered.join(", ")),
-                    rest.saturating_sub(target.len()),
-                    g.ellipsis,
-                ),
-                s.get(Role::Muted),
-            ),
-        ])];
+        let mut lines = vec![target_line(look, screen, &from, width)];
         let on_off = if screen.pre_pull { "on" } else { "off" };
         lines.push(Line::from(vec![
-            label("Pre-pull"),
+            label(look, "Pre-pull"),
             Span::styled(
                 fit(
                     &format!(
@@ -116,7 +103,7 @@ impl PlanPane for Kubernetes {
             }
         };
         lines.push(Line::from(vec![
-            label("Removed"),
+            label(look, "Removed"),
             Span::styled(fit(&text, rest, g.ellipsis), s.get(role)),
         ]));
         lines

@@ -12,7 +12,6 @@ use std::fmt::Debug;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
 
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
@@ -165,8 +164,7 @@ impl<K: RolloutScreen> PlanOperation for RolloutPlan<K> {
         shared: &Shared,
         look: &Look,
     ) {
-        let view = view::PlanView::<K>::new(module.plan.as_ref(), shared.readonly, look);
-        (&view).render(area, buf);
+        view::render::<K>(module.plan.as_ref(), shared.readonly, look, area, buf);
     }
 }
 

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::PlanPane;
 use super::talos::{PlanScreen, api_word};
+use super::view::{label, target_line};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::{StepState, TalosOs, UpgradePlan};
@@ -66,27 +67,14 @@ impl PlanPane for TalosOs {
     fn summary(screen: &PlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
         let s = &look.styles;
         let g = &look.glyphs;
-        let label = |t: &str| Span::styled(format!("{t:<9}"), s.get(Role::Muted));
-        let offered: Vec<String> = screen.targets.iter().map(ToString::to_string).collect();
-        let mut lines = vec![Line::from(vec![
-            label("Target"),
-            Span::styled(screen.target.to_string(), s.get(Role::Accent)),
-            Span::styled(
-                fit(
-                    &format!("  offered: {} (t changes)", offered.join(", ")),
-                    width.saturating_sub(9 + screen.target.to_string().len()),
-                    g.ellipsis,
-                ),
-                s.get(Role::Muted),
-            ),
-        ])];
+        let mut lines = vec![target_line(look, screen, "  ", width)];
         let (image, note) = match (&screen.made, &screen.image) {
             (Ok(plan), None) => (plan.image.clone(), " (default; i edits)"),
             (Ok(plan), Some(_)) => (plan.image.clone(), " (custom; I resets)"),
             (Err(_), custom) => (custom.clone().unwrap_or_default(), ""),
         };
         lines.push(Line::from(vec![
-            label("Image"),
+            label(look, "Image"),
             Span::styled(
                 fit(&image, width.saturating_sub(9 + note.len()), g.ellipsis),
                 s.get(Role::Text),
@@ -101,7 +89,7 @@ impl PlanPane for TalosOs {
             "n/a"
         };
         lines.push(Line::from(vec![
-            label("Options"),
+            label(look, "Options"),
             Span::styled(
                 format!(
                     "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",

@@ -5,15 +5,15 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::{PlanFocus, PlanKind, RolloutPlanScreen};
+use super::{PlanFocus, PlanKind, RolloutPlan, RolloutPlanScreen};
 use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
-use crate::views::Look;
 use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
 use crate::views::progress_parts::{StepTable, render_step_pane};
+use crate::views::{Look, fit};
 
 /// What a kind of rollout draws on the plan pane.
 pub trait PlanPane: PlanKind {
@@ -31,59 +31,71 @@ pub trait PlanPane: PlanKind {
     fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
 }
 
-/// The plan pane of a rollout plan of kind `K`, if one is open.
-pub struct PlanView<'a, K: PlanPane> {
-    screen: Option<&'a RolloutPlanScreen<K>>,
+/// Draws the plan pane of the rollout plan of kind `K` open in `screen`, or what it says while
+/// none is.
+pub(super) fn render<K: PlanPane>(
+    screen: Option<&RolloutPlanScreen<K>>,
     readonly: bool,
-    look: &'a Look,
+    look: &Look,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let Some(screen) = screen else {
+        Paragraph::new(K::NOT_OPEN)
+            .style(look.styles.get(Role::Muted))
+            .render(area, buf);
+        return;
+    };
+    let inner_width = usize::from(area.width.saturating_sub(2));
+    let summary = K::summary(screen, look, inner_width);
+    let [top, steps_area, guards_area, bottom] = K::layout(screen, summary.len(), area);
+    Paragraph::new(summary)
+        .block(Block::new().padding(Padding::horizontal(1)))
+        .render(top, buf);
+
+    let steps_active = screen.focus == PlanFocus::Nodes;
+    let table = match &screen.made {
+        Ok(plan) => Ok(StepTable {
+            columns: K::STEP_COLUMNS,
+            rows: K::step_rows(plan),
+            total: screen.steps_len(),
+            selected: screen.step.clone(),
+            active: steps_active,
+            empty: K::NO_STEPS,
+        }),
+        Err(e) => Err(e.as_str()),
+    };
+    let title = K::steps_title(screen);
+    render_step_pane(look, title, steps_active, table, steps_area, buf);
+
+    let checks = ChecksPane::of(screen, NO_GUARDS_YET);
+    checks.render(look, readonly, guards_area, bottom, buf);
 }
 
-impl<'a, K: PlanPane> PlanView<'a, K> {
-    pub fn new(
-        screen: Option<&'a RolloutPlanScreen<K>>,
-        readonly: bool,
-        look: &'a Look,
-    ) -> PlanView<'a, K> {
-        PlanView {
-            screen,
-            readonly,
-            look,
-        }
-    }
+/// How wide a summary line's label is.
+const LABEL: usize = 9;
+
+/// A summary line's label, muted, as wide as every label of the summary.
+pub(super) fn label(look: &Look, text: &str) -> Span<'static> {
+    Span::styled(format!("{text:<LABEL$}"), look.styles.get(Role::Muted))
 }
 
-impl<K: PlanPane> Widget for &PlanView<'_, K> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let Some(screen) = self.screen else {
-            Paragraph::new(K::NOT_OPEN)
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
-        let inner_width = usize::from(area.width.saturating_sub(2));
-        let summary = K::summary(screen, self.look, inner_width);
-        let [top, steps_area, guards_area, bottom] = K::layout(screen, summary.len(), area);
-        Paragraph::new(summary)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(top, buf);
-
-        let steps_active = screen.focus == PlanFocus::Nodes;
-        let table = match &screen.made {
-            Ok(plan) => Ok(StepTable {
-                columns: K::STEP_COLUMNS,
-                rows: K::step_rows(plan),
-                total: screen.steps_len(),
-                selected: screen.step.clone(),
-                active: steps_active,
-                empty: K::NO_STEPS,
-            }),
-            Err(e) => Err(e.as_str()),
-        };
-        let title = K::steps_title(screen);
-        render_step_pane(self.look, title, steps_active, table, steps_area, buf);
-
-        let checks = ChecksPane::of(screen, NO_GUARDS_YET);
-        checks.render(self.look, self.readonly, guards_area, bottom, buf);
-    }
+/// The summary's first line: the target chosen, `from` (where the cluster is, if the kind
+/// says), then the targets offered, cut to `width`.
+pub(super) fn target_line<K: PlanKind>(
+    look: &Look,
+    rollout: &RolloutPlan<K>,
+    from: &str,
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let offered: Vec<String> = rollout.targets.iter().map(ToString::to_string).collect();
+    let rest = format!("{from}offered: {} (t changes)", offered.join(", "));
+    let target = rollout.target.to_string();
+    let room = width.saturating_sub(LABEL + target.len());
+    Line::from(vec![
+        label(look, "Target"),
+        Span::styled(target, s.get(Role::Accent)),
+        Span::styled(fit(&rest, room, look.glyphs.ellipsis), s.get(Role::Muted)),
+    ])
 }
