@@ -71,7 +71,7 @@ fn wizard() -> AppState {
         .iter()
         .position(|p| p == "sim-opennebula")
         .unwrap();
-    w.field = CreateField::Workers;
+    w.form.field = CreateField::Workers;
     s
 }
 

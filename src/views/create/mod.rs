@@ -27,21 +27,11 @@ pub enum CreateStage {
     Plan,
 }
 
-/// What the input line the screen opened holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Typing {
-    /// The focused field's value.
-    Field,
-    /// The acknowledgement a guard's warning needs.
-    Acknowledgement,
-}
-
 /// The create screen's state: the wizard, and which part of it shows.
 #[derive(Debug, Clone, Default)]
 pub struct CreateScreen {
     pub wizard: Option<CreateWizard>,
     pub stage: CreateStage,
-    typing: Option<Typing>,
 }
 
 /// IO the screen asks of the console.

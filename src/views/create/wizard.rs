@@ -1,15 +1,16 @@
 //! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
 //! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
-//! it. Plain data; `update` changes it.
-use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
+//! it. Plain data; `update` changes it through the wizards' one form (`views::form`).
+use crate::app::plan_screen::{GuardReading, GuardedPlan, PlanGuards};
 use crate::approval::MutatingAction;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
+use crate::views::form::FormState;
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
 pub const MAX_WORKERS: usize = 100;
 
-/// The wizard's fields, top to bottom.
+/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateField {
     Name,
@@ -21,46 +22,6 @@ pub enum CreateField {
     Endpoint,
     Delivery,
     Patches,
-}
-
-impl CreateField {
-    pub const ALL: [CreateField; 9] = [
-        CreateField::Name,
-        CreateField::Provider,
-        CreateField::ControlPlanes,
-        CreateField::Workers,
-        CreateField::Talos,
-        CreateField::Kubernetes,
-        CreateField::Endpoint,
-        CreateField::Delivery,
-        CreateField::Patches,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            CreateField::Name => "Name",
-            CreateField::Provider => "Provider",
-            CreateField::ControlPlanes => "Control planes",
-            CreateField::Workers => "Workers",
-            CreateField::Talos => "Talos",
-            CreateField::Kubernetes => "Kubernetes",
-            CreateField::Endpoint => "Endpoint",
-            CreateField::Delivery => "Delivery",
-            CreateField::Patches => "Patches",
-        }
-    }
-
-    /// Fields whose value is typed (the others cycle or count).
-    pub fn is_text(self) -> bool {
-        matches!(
-            self,
-            CreateField::Name
-                | CreateField::Talos
-                | CreateField::Kubernetes
-                | CreateField::Endpoint
-                | CreateField::Patches
-        )
-    }
 }
 
 /// The create wizard.
@@ -82,11 +43,8 @@ pub struct CreateWizard {
     pub delivery: Delivery,
     /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
     pub patches: String,
-    pub field: CreateField,
-    pub plan: AskedPlan<CreatePlan>,
-    /// Bumped per plan asked for: only the latest answer is kept.
-    pub asked: u64,
-    pub guards: PlanGuards,
+    /// The focused field, the plan asked for the request and its guards.
+    pub form: FormState<CreateField, CreatePlan>,
     /// The creates killed runs left, as read when the wizard opened.
     pub unfinished: Vec<UnfinishedCreate>,
     /// The unfinished create the fields were taken from (its run resumes from the journal).
@@ -107,10 +65,7 @@ impl CreateWizard {
             endpoint: String::new(),
             delivery: Delivery::default(),
             patches: String::new(),
-            field: CreateField::Name,
-            plan: AskedPlan::None,
-            asked: 0,
-            guards: PlanGuards::default(),
+            form: FormState::new(CreateField::Name),
             unfinished: Vec::new(),
             resuming: None,
         }
@@ -152,31 +107,8 @@ impl CreateWizard {
         self.patches = patch_text(&request.patches);
     }
 
-    /// The text a typed field holds.
-    pub fn text(&self, field: CreateField) -> &str {
-        match field {
-            CreateField::Name => &self.name,
-            CreateField::Talos => &self.talos,
-            CreateField::Kubernetes => &self.kubernetes,
-            CreateField::Endpoint => &self.endpoint,
-            CreateField::Patches => &self.patches,
-            _ => "",
-        }
-    }
-
-    pub fn text_mut(&mut self, field: CreateField) -> Option<&mut String> {
-        match field {
-            CreateField::Name => Some(&mut self.name),
-            CreateField::Talos => Some(&mut self.talos),
-            CreateField::Kubernetes => Some(&mut self.kubernetes),
-            CreateField::Endpoint => Some(&mut self.endpoint),
-            CreateField::Patches => Some(&mut self.patches),
-            _ => None,
-        }
-    }
-
     pub fn ready_plan(&self) -> Option<&CreatePlan> {
-        self.plan.ready()
+        self.form.plan.ready()
     }
 }
 
@@ -186,15 +118,15 @@ impl GuardedPlan for CreateWizard {
     }
 
     fn guards(&self) -> &PlanGuards {
-        &self.guards
+        &self.form.guards
     }
 
     fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.guards
+        &mut self.form.guards
     }
 
     fn unready(&self) -> Option<String> {
-        self.plan.unready("Enter makes the plan")
+        self.form.plan.unready("Enter makes the plan")
     }
 
     /// The planner evaluated them with the plan; a new plan reads them again.
