@@ -69,7 +69,7 @@ fn wizard() -> AppState {
     w.provider = w
         .providers
         .iter()
-        .position(|p| p == "sim-opennebula")
+        .position(|p| p.name == "sim-opennebula")
         .unwrap();
     w.form.field = CreateField::Workers;
     s

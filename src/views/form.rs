@@ -16,6 +16,7 @@ use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, ack_step, gate_step};
 use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
 use crate::app::screens::{Ask, Shared, Step};
+use crate::config::{Config, ProviderKind};
 use crate::tui::Role;
 
 /// What Left/Right, `+` / `-` and the edit key do on a field.
@@ -81,6 +82,8 @@ pub struct FormState<F, P> {
     pub asked: u64,
     /// The plan's guards and the acknowledgements typed; the runner checks them again.
     pub guards: PlanGuards,
+    /// The plan's guards, not the request's fields, have the move keys and `?`.
+    pub guards_focused: bool,
     typing: Option<Typing<F>>,
 }
 
@@ -92,6 +95,7 @@ impl<F, P> FormState<F, P> {
             plan: AskedPlan::None,
             asked: 0,
             guards: PlanGuards::default(),
+            guards_focused: false,
             typing: None,
         }
     }
@@ -230,8 +234,13 @@ fn edit<W: Form>(w: &mut W, field: Option<W::Field>) -> Step {
     Step::ask(Ask::Input { prompt, text })
 }
 
-/// A move key on the request's fields (`page` rows for PgUp/PgDn).
-pub fn move_step<W: Form>(w: &mut W, to: Move, page: usize) {
+/// A move key: through the plan's guards while they have the keys, else through the request's
+/// fields (`page` of them for PgUp/PgDn).
+pub fn move_step<W: Form>(w: &mut W, to: Move, page: usize, shared: &Shared) {
+    if w.form().guards_focused {
+        gate_step(w, GateKey::Move(to), shared.page(), shared.readonly);
+        return;
+    }
     let fields = W::FIELDS;
     let form = w.form();
     let at = fields
@@ -265,6 +274,51 @@ pub fn cycled(at: usize, n: usize, forward: bool) -> usize {
     } else {
         (at + n - 1) % n
     }
+}
+
+/// A configured provider a wizard offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderChoice {
+    pub name: String,
+    pub kind: ProviderKind,
+}
+
+/// taloscope's configured providers by name, `own` (a cluster's own provider) first.
+pub fn providers(config: &Config, own: Option<&str>) -> Vec<ProviderChoice> {
+    let mut providers: Vec<ProviderChoice> = (config.providers.iter())
+        .map(|(name, p)| ProviderChoice {
+            name: name.clone(),
+            kind: p.kind,
+        })
+        .collect();
+    providers.sort_by_key(|p| Some(p.name.as_str()) != own);
+    providers
+}
+
+/// What a wizard says when the config names no provider.
+pub fn no_providers(config: &Config) -> Message {
+    Message::error(format!(
+        "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
+        config.file_label()
+    ))
+}
+
+/// The provider row's value: the one at `at` of `list` with its kind (marked when it is the
+/// cluster's `own`) and where it stands in the list.
+pub fn provider_value(list: &[ProviderChoice], at: usize, own: Option<&str>) -> (String, Role) {
+    let Some(p) = list.get(at) else {
+        return ("none configured".into(), Role::Error);
+    };
+    let mark = if own == Some(p.name.as_str()) {
+        ", the cluster's"
+    } else {
+        ""
+    };
+    let (name, kind, of) = (&p.name, p.kind, list.len());
+    (
+        format!("{name} ({kind}{mark})  [{} of {of}]", at + 1),
+        Role::Text,
+    )
 }
 
 /// The form's "Request" pane: a row a field (title, then its value in its role), the focused

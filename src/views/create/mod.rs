@@ -27,11 +27,20 @@ pub enum CreateStage {
     Plan,
 }
 
-/// The create screen's state: the wizard, and which part of it shows.
+/// The create screen's state: the wizard.
 #[derive(Debug, Clone, Default)]
 pub struct CreateScreen {
     pub wizard: Option<CreateWizard>,
-    pub stage: CreateStage,
+}
+
+impl CreateScreen {
+    /// The plan shows while its guards have the keys, else the request.
+    pub fn stage(&self) -> CreateStage {
+        match self.wizard.as_ref().is_some_and(|w| w.form.guards_focused) {
+            true => CreateStage::Plan,
+            false => CreateStage::Form,
+        }
+    }
 }
 
 /// IO the screen asks of the console.

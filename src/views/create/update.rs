@@ -15,9 +15,9 @@ use super::{
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{KeyLine, MOVE_KEYS, Move, binds_with_moves, intent, lines_with_moves};
+use crate::app::binding::{KeyLine, MOVE_KEYS, binds_with_moves, intent, lines_with_moves};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, approved_step};
+use crate::app::plan_keys::approved_step;
 use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
@@ -38,31 +38,27 @@ impl ScreenModule for CreateScreen {
     }
 
     fn title(&self) -> &'static str {
-        match self.stage {
+        match self.stage() {
             CreateStage::Form => "Create a cluster (n on the fleet)",
             CreateStage::Plan => "Create plan and guards",
         }
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        lines_with_moves(keys::of(self.stage), self)
+        lines_with_moves(keys::of(self.stage()), self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(keys::of(self.stage), event)
+        binds_with_moves(keys::of(self.stage()), event)
     }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let providers: Vec<String> = shared.config.providers.keys().cloned().collect();
-        let message = providers.is_empty().then(|| {
-            Message::error(format!(
-                "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
-                shared.config.file_label()
-            ))
-        });
+        let providers = form::providers(shared.config, None);
+        let message = providers
+            .is_empty()
+            .then(|| form::no_providers(shared.config));
         self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
-        self.stage = CreateStage::Form;
         Ok(Step {
             message,
             ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
@@ -70,11 +66,14 @@ impl ScreenModule for CreateScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        match intent(keys::of(self.stage), event) {
+        match intent(keys::of(self.stage()), event) {
             Some(key) => self.on_form(*key, shared),
-            None => match intent(MOVE_KEYS, event) {
-                Some(to) => self.on_move(*to, shared),
-                None => Step::default(),
+            None => match (intent(MOVE_KEYS, event), self.wizard.as_mut()) {
+                (Some(to), Some(w)) => {
+                    form::move_step(w, *to, 1, shared);
+                    Step::default()
+                }
+                _ => Step::default(),
             },
         }
     }
@@ -104,7 +103,7 @@ impl ScreenModule for CreateScreen {
         if !matches!(approved.action(), MutatingAction::CreateCluster { .. }) {
             return None;
         }
-        let stage = self.stage;
+        let stage = self.stage();
         let shown = self.wizard.as_mut().filter(|_| stage == CreateStage::Plan);
         let step = approved_step(shown, approved, shared, |w| {
             let plan = w
@@ -113,7 +112,7 @@ impl ScreenModule for CreateScreen {
             Ok(ActionRun::Create(Box::new(plan.clone())))
         });
         if step.close {
-            (self.wizard, self.stage) = (None, CreateStage::Form);
+            self.wizard = None;
         }
         Some(step)
     }
@@ -124,32 +123,19 @@ impl ScreenModule for CreateScreen {
 }
 
 impl CreateScreen {
-    /// A move key: the focused field, or the selected guard of the plan (the one gate's).
-    fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
-        match self.stage {
-            CreateStage::Form => {
-                if let Some(w) = self.wizard.as_mut() {
-                    form::move_step(w, to, 1);
-                }
-                Step::default()
-            }
-            CreateStage::Plan => self.on_form(FormKey::Gate(GateKey::Move(to)), shared),
-        }
-    }
-
     /// A key of the stage on screen: Esc back to the request (from the plan) or closing the
     /// wizard, Enter on to the plan, the others the form's.
     fn on_form(&mut self, key: FormKey, shared: &Shared) -> Step {
         let Some(w) = self.wizard.as_mut() else {
             return Step::close();
         };
-        match (key, self.stage) {
-            (FormKey::Back, CreateStage::Plan) => self.stage = CreateStage::Form,
-            (FormKey::Back, CreateStage::Form) => {
+        match (key, w.form.guards_focused) {
+            (FormKey::Back, true) => w.form.guards_focused = false,
+            (FormKey::Back, false) => {
                 self.wizard = None;
                 return Step::close();
             }
-            (FormKey::MakePlan, _) => self.stage = CreateStage::Plan,
+            (FormKey::MakePlan, _) => w.form.guards_focused = true,
             _ => {}
         }
         form::key_step(w, key, shared).unwrap_or_default()

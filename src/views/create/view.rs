@@ -10,9 +10,8 @@ use super::{CreateField, CreateScreen, CreateStage, CreateWizard};
 use crate::app::screens::Shared;
 use crate::cluster_lifecycle::Delivery;
 use crate::cluster_lifecycle::planner::versions;
-use crate::config::Config;
 use crate::tui::Role;
-use crate::views::form::{Form, render_request};
+use crate::views::form::{Form, provider_value, render_request};
 use crate::views::{Look, fit};
 
 /// The screen of its stage.
@@ -24,8 +23,8 @@ pub(super) fn draw(
     look: &Look,
 ) {
     let wizard = screen.wizard.as_ref();
-    match (screen.stage, wizard) {
-        (CreateStage::Form, Some(w)) => draw_form(w, shared.config, look, area, buf),
+    match (screen.stage(), wizard) {
+        (CreateStage::Form, Some(w)) => draw_form(w, look, area, buf),
         (CreateStage::Plan, Some(w)) => super::plan::draw(w, shared.readonly, look, area, buf),
         (_, None) => Paragraph::new("No create wizard open. n on the fleet opens it.")
             .style(look.styles.get(Role::Muted))
@@ -34,23 +33,12 @@ pub(super) fn draw(
 }
 
 /// The value shown for `field`, and its role.
-fn value(w: &CreateWizard, config: &Config, field: CreateField) -> (String, Role) {
+fn value(w: &CreateWizard, field: CreateField) -> (String, Role) {
     let muted = |s: &str| (s.to_string(), Role::Muted);
     match field {
         CreateField::Name if w.name.is_empty() => muted("(e to type it)"),
         CreateField::Name => (w.name.clone(), Role::Text),
-        CreateField::Provider => match w.provider() {
-            Some(name) => {
-                let kind = config
-                    .providers
-                    .get(name)
-                    .map(|p| p.kind.to_string())
-                    .unwrap_or_default();
-                let (at, of) = (w.provider + 1, w.providers.len());
-                (format!("{name} ({kind})  [{at} of {of}]"), Role::Text)
-            }
-            None => ("none configured".into(), Role::Error),
-        },
+        CreateField::Provider => provider_value(&w.providers, w.provider, None),
         CreateField::ControlPlanes => {
             let even = w.controlplanes.is_multiple_of(2);
             let role = if even { Role::Warn } else { Role::Text };
@@ -121,7 +109,7 @@ fn notes(w: &CreateWizard, look: &Look) -> Vec<Line<'static>> {
 }
 
 /// The wizard: its request, what the operator should know, and what Enter does.
-fn draw_form(w: &CreateWizard, config: &Config, look: &Look, area: Rect, buf: &mut Buffer) {
+fn draw_form(w: &CreateWizard, look: &Look, area: Rect, buf: &mut Buffer) {
     let s = &look.styles;
     let fields = CreateWizard::FIELDS;
     let [head, fields_area, notes_area, last] = area.layout(&Layout::vertical([
@@ -135,7 +123,7 @@ fn draw_form(w: &CreateWizard, config: &Config, look: &Look, area: Rect, buf: &m
     Paragraph::new(Span::styled("Create a new cluster", s.get(Role::Title)))
         .block(pad.clone())
         .render(head, buf);
-    let rows = fields.iter().map(|f| (f.title, value(w, config, f.field)));
+    let rows = fields.iter().map(|f| (f.title, value(w, f.field)));
     let focused = fields.iter().position(|f| f.field == w.form.field);
     render_request(
         look,

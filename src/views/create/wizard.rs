@@ -4,7 +4,7 @@
 use crate::app::plan_screen::{GuardReading, GuardedPlan, PlanGuards};
 use crate::approval::MutatingAction;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
-use crate::views::form::FormState;
+use crate::views::form::{FormState, ProviderChoice};
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
@@ -29,7 +29,7 @@ pub enum CreateField {
 pub struct CreateWizard {
     pub name: String,
     /// taloscope's configured providers, by name.
-    pub providers: Vec<String>,
+    pub providers: Vec<ProviderChoice>,
     pub provider: usize,
     pub controlplanes: usize,
     pub workers: usize,
@@ -52,7 +52,7 @@ pub struct CreateWizard {
 }
 
 impl CreateWizard {
-    pub fn new(providers: Vec<String>, talos_offered: Vec<String>) -> CreateWizard {
+    pub fn new(providers: Vec<ProviderChoice>, talos_offered: Vec<String>) -> CreateWizard {
         CreateWizard {
             name: String::new(),
             providers,
@@ -72,7 +72,7 @@ impl CreateWizard {
     }
 
     pub fn provider(&self) -> Option<&str> {
-        self.providers.get(self.provider).map(String::as_str)
+        self.providers.get(self.provider).map(|p| p.name.as_str())
     }
 
     /// The request the CLI's flags would make of these fields.
@@ -95,7 +95,8 @@ impl CreateWizard {
     /// Fills the fields from `request` (an unfinished create's).
     pub fn take_request(&mut self, request: &CreateRequest) {
         self.name = request.cluster.clone();
-        if let Some(i) = self.providers.iter().position(|p| *p == request.provider) {
+        let named = |p: &ProviderChoice| p.name == request.provider;
+        if let Some(i) = self.providers.iter().position(named) {
             self.provider = i;
         }
         self.controlplanes = request.controlplanes;
@@ -127,6 +128,10 @@ impl GuardedPlan for CreateWizard {
 
     fn unready(&self) -> Option<String> {
         self.form.plan.unready("Enter makes the plan")
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.form.guards_focused
     }
 
     /// The planner evaluated them with the plan; a new plan reads them again.

@@ -32,7 +32,8 @@ fn planned_control_plane() -> AppState {
 
 fn verdict_of(s: &AppState, id: GuardId) -> GuardVerdict {
     let w = wizard_of(s);
-    w.form.guards.shown.iter().find(|g| g.id == id).unwrap().verdict
+    let shown = &w.form.guards.shown;
+    shown.iter().find(|g| g.id == id).unwrap().verdict
 }
 
 fn message(s: &AppState) -> String {
@@ -63,7 +64,8 @@ fn the_plans_guards_are_the_commands_list_over_live_status() {
     assert_eq!(ids.len(), GuardId::PROVISION.len(), "{ids:?}");
     assert!(GuardId::PROVISION.iter().all(|id| ids.contains(id)));
     assert!(
-        w.form.guards
+        w.form
+            .guards
             .shown
             .iter()
             .all(|g| g.verdict == GuardVerdict::Pass),
@@ -79,7 +81,11 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
     update(&mut s, etcd_event(3, 2));
     assert_eq!(verdict_of(&s, GuardId::JoinQuorum), GuardVerdict::Fail);
     let w = wizard_of(&s);
-    assert_eq!(w.form.guards.shown[0].id, GuardId::JoinQuorum, "worst first");
+    assert_eq!(
+        w.form.guards.shown[0].id,
+        GuardId::JoinQuorum,
+        "worst first"
+    );
     let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),

@@ -10,7 +10,7 @@ use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::views::form::FormState;
+use crate::views::form::{FormState, ProviderChoice};
 
 mod update;
 mod view;
@@ -70,13 +70,6 @@ pub enum Field {
     Names,
 }
 
-/// A configured provider the wizard offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderChoice {
-    pub name: String,
-    pub kind: ProviderKind,
-}
-
 /// The wizard of one cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wizard {
@@ -95,8 +88,6 @@ pub struct Wizard {
     /// The focused field, the plan asked for the request, and its guards over live status as
     /// `provision --plan` prints them (the same list the headless command checks).
     pub form: FormState<Field, ProvisionPlan>,
-    /// The guards, not the request's fields, have the move keys.
-    pub guards_focused: bool,
     /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
     pub machine_config_endpoint: Option<String>,
 }
@@ -177,7 +168,7 @@ impl GuardedPlan for Wizard {
     }
 
     fn guards_focused(&self) -> bool {
-        self.guards_focused
+        self.form.guards_focused
     }
 
     /// The list `provision --plan` prints, over the fleet model's live status.

@@ -7,8 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{
-    Field, MAX_COUNT, NAME, ProviderChoice, ProvisionNews, ProvisionScreen, ProvisionTask,
-    SourceList, Wizard,
+    Field, MAX_COUNT, NAME, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList, Wizard,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
@@ -16,8 +15,7 @@ use crate::app::binding::{
     Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, key_lines,
 };
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, list_move, refused_approval, reread_guards};
-use crate::app::plan_screen::GuardedPlan;
+use crate::app::plan_keys::{GateKey, approved_step, reread_guards};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
@@ -27,7 +25,9 @@ use crate::config::MachineRole;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::tui::Look;
-use crate::views::form::{self, FieldKind, Form, FormField, FormKey, FormState, cycled, field};
+use crate::views::form::{
+    self, FieldKind, Form, FormField, FormKey, FormState, ProviderChoice, cycled, field,
+};
 
 #[rustfmt::skip]
 static KEYS: &[Binding<FormKey, ProvisionScreen>] = &[
@@ -83,19 +83,13 @@ impl ScreenModule for ProvisionScreen {
         };
         let config = shared.config;
         let key = crate::provision::cluster::config_key(config, cluster);
-        let default = config.clusters.get(&key).and_then(|e| e.provider.clone());
-        let mut providers: Vec<ProviderChoice> = (config.providers.iter())
-            .map(|(name, p)| ProviderChoice {
-                name: name.clone(),
-                kind: p.kind,
-            })
-            .collect();
-        providers.sort_by_key(|p| Some(&p.name) != default.as_ref());
+        let own = config
+            .clusters
+            .get(&key)
+            .and_then(|e| e.provider.as_deref());
+        let providers = form::providers(config, own);
         let Some(first) = providers.first().map(|p| p.name.clone()) else {
-            return Err(Message::error(format!(
-                "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
-                config.file_label()
-            )));
+            return Err(form::no_providers(config));
         };
         self.wizard = Some(Wizard {
             cluster: cluster.name.clone(),
@@ -108,7 +102,6 @@ impl ScreenModule for ProvisionScreen {
             count: 1,
             pattern: DEFAULT_NAME_PATTERN.to_string(),
             form: FormState::new(Field::Provider),
-            guards_focused: false,
             machine_config_endpoint: None,
         });
         let list = ProvisionTask::ListSources {
@@ -123,19 +116,15 @@ impl ScreenModule for ProvisionScreen {
             return Step::close();
         };
         if let Some(to) = intent(MOVE_KEYS, event) {
-            let fields = Wizard::FIELDS;
-            let at = fields.iter().position(|f| f.field == w.form.field);
-            if let Some(to) = list_move(w, *to, (at.unwrap_or(0), fields.len()), shared) {
-                w.form.field = fields[to].field;
-            }
+            form::move_step(w, *to, shared.page(), shared);
             return Step::default();
         }
         let Some(key) = intent(KEYS, event) else {
             return Step::default();
         };
         match key {
-            FormKey::Focus => w.guards_focused = !w.guards_focused,
-            FormKey::Explain if w.guards_focused => {
+            FormKey::Focus => w.form.guards_focused = !w.form.guards_focused,
+            FormKey::Explain if w.form.guards_focused => {
                 return form::key_step(w, FormKey::Gate(GateKey::Explain), shared)
                     .unwrap_or_default();
             }
@@ -198,25 +187,20 @@ impl ScreenModule for ProvisionScreen {
     }
 
     /// The dispatcher approved a provision: it runs when it is the plan on screen and its
-    /// guards still allow it, the wizard closing for the progress.
-    fn on_approved(&mut self, approved: &ApprovedAction, _shared: &Shared) -> Option<Step> {
+    /// guards, read again, still allow it (the one gate's rule), the wizard closing for the
+    /// progress.
+    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         if !matches!(approved.action(), MutatingAction::Provision { .. }) {
             return None;
         }
-        let shown = self.wizard.as_ref().map(|w| w as &dyn GuardedPlan);
-        if let Some(refused) = refused_approval(shown, approved) {
-            return Some(refused);
+        let step = approved_step(self.wizard.as_mut(), approved, shared, |w| {
+            let plan = (w.form.plan.ready()).ok_or("the plan is not ready")?;
+            Ok(ActionRun::Provision(Box::new(plan.clone())))
+        });
+        if step.close {
+            self.wizard = None;
         }
-        let w = self.wizard.take()?;
-        let plan = w.form.plan.ready()?.clone();
-        Some(Step {
-            effects: vec![Effect::RunAction {
-                approved: approved.clone(),
-                run: Box::new(ActionRun::Provision(Box::new(plan))),
-                acks: w.form.guards.acks,
-            }],
-            ..Step::close()
-        })
+        Some(step)
     }
 
     fn of_cluster_in_use(&self) -> bool {

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::provision::ProvisionPlan;
 use crate::provision::plan::vm_names;
 use crate::tui::{Look, Role};
-use crate::views::form::{Form, render_request};
+use crate::views::form::{Form, provider_value, render_request};
 use crate::views::plan::{NoPlanYet, WizardPlan};
 
 /// What the plan pane says while there is no plan to show.
@@ -67,7 +67,7 @@ pub(super) fn draw(
         .iter()
         .map(|f| (title(f.field), value(w, shared.config, f.field)));
     let focused = fields.iter().position(|f| f.field == w.form.field);
-    let active = !w.guards_focused;
+    let active = !w.form.guards_focused;
     render_request(
         look,
         rows.collect(),
@@ -83,22 +83,13 @@ pub(super) fn draw(
 /// The value shown for `field`, and its role.
 fn value(w: &Wizard, config: &Config, field: Field) -> (String, Role) {
     match field {
-        Field::Provider => match w.provider() {
-            Some(p) => {
-                let default = config
-                    .clusters
-                    .get(&w.key)
-                    .and_then(|e| e.provider.as_deref());
-                let mark = if default == Some(p.name.as_str()) {
-                    ", the cluster's"
-                } else {
-                    ""
-                };
-                let (name, kind, at, of) = (&p.name, p.kind, w.provider + 1, w.providers.len());
-                (format!("{name} ({kind}{mark})  [{at} of {of}]"), Role::Text)
-            }
-            None => ("none configured".into(), Role::Error),
-        },
+        Field::Provider => {
+            let own = config
+                .clusters
+                .get(&w.key)
+                .and_then(|e| e.provider.as_deref());
+            provider_value(&w.providers, w.provider, own)
+        }
         Field::Role => (w.role.as_str().to_string(), Role::Text),
         Field::Source => match &w.sources {
             SourceList::Loading => ("asking the provider...".into(), Role::Muted),
