@@ -128,6 +128,38 @@ impl<F, P> FormState<F, P> {
     }
 }
 
+/// The parts of [`GuardedPlan`] every form has alike, over its `form` field: its guards, which
+/// part has the keys, why there is nothing to start yet (`$make` says how a plan is made), and
+/// the approval its ready plan asks for.
+macro_rules! form_guards {
+    ($make:literal) => {
+        fn guards(&self) -> &$crate::app::plan_screen::PlanGuards {
+            &self.form.guards
+        }
+
+        fn guards_mut(&mut self) -> &mut $crate::app::plan_screen::PlanGuards {
+            &mut self.form.guards
+        }
+
+        fn guards_focused(&self) -> bool {
+            self.form.guards_focused
+        }
+
+        fn unready(&self) -> Option<String> {
+            self.form.plan.unready($make)
+        }
+
+        fn approval(&self) -> Option<$crate::approval::MutatingAction> {
+            self.form.plan.ready().map(|plan| plan.action())
+        }
+
+        fn approves(&self, approved: &$crate::approval::MutatingAction) -> bool {
+            (self.form.plan.ready()).is_some_and(|plan| plan.is_approved_by(approved))
+        }
+    };
+}
+pub(crate) use form_guards;
+
 /// What a wizard says of its own fields; [`key_step`], [`move_step`], [`input_step`] and
 /// [`render_request`] do the rest.
 pub trait Form: GuardedPlan {

@@ -106,9 +106,7 @@ impl ScreenModule for CreateScreen {
         let stage = self.stage();
         let shown = self.wizard.as_mut().filter(|_| stage == CreateStage::Plan);
         let step = approved_step(shown, approved, shared, |w| {
-            let plan = w
-                .ready_plan()
-                .ok_or_else(|| "the plan is not ready".to_string())?;
+            let plan = (w.form.plan.ready()).ok_or("the plan is not ready")?;
             Ok(ActionRun::Create(Box::new(plan.clone())))
         });
         if step.close {

@@ -1,10 +1,9 @@
 //! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
 //! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
 //! it. Plain data; `update` changes it through the wizards' one form (`views::form`).
-use crate::app::plan_screen::{GuardReading, GuardedPlan, PlanGuards};
-use crate::approval::MutatingAction;
+use crate::app::plan_screen::{GuardReading, GuardedPlan};
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
-use crate::views::form::{FormState, ProviderChoice};
+use crate::views::form::{FormState, ProviderChoice, form_guards};
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
@@ -107,44 +106,17 @@ impl CreateWizard {
         self.delivery = request.delivery;
         self.patches = patch_text(&request.patches);
     }
-
-    pub fn ready_plan(&self) -> Option<&CreatePlan> {
-        self.form.plan.ready()
-    }
 }
 
 impl GuardedPlan for CreateWizard {
+    form_guards!("Enter makes the plan");
+
     fn cluster(&self) -> &str {
         self.name.trim()
     }
 
-    fn guards(&self) -> &PlanGuards {
-        &self.form.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.form.guards
-    }
-
-    fn unready(&self) -> Option<String> {
-        self.form.plan.unready("Enter makes the plan")
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.form.guards_focused
-    }
-
     /// The planner evaluated them with the plan; a new plan reads them again.
     fn read_guards(&mut self, _: &GuardReading<'_>) {}
-
-    fn approval(&self) -> Option<MutatingAction> {
-        self.ready_plan().map(CreatePlan::action)
-    }
-
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.ready_plan()
-            .is_some_and(|plan| plan.is_approved_by(approved))
-    }
 }
 
 /// The patch field's text as the CLI's three patch flags.

@@ -4,13 +4,12 @@
 //! request and plan here, the keys and pure update step in `update`, the drawing in `view`;
 //! the console lists the sources and makes the plan (`console::run_provision_wizard`), and
 //! the approved run goes to the one runner and progress screen (`app::provision`).
-use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
+use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan};
 use crate::app::screens::ScreenName;
-use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::views::form::{FormState, ProviderChoice};
+use crate::views::form::{FormState, ProviderChoice, form_guards};
 
 mod update;
 mod view;
@@ -149,26 +148,10 @@ impl Wizard {
 }
 
 impl GuardedPlan for Wizard {
+    form_guards!("Enter makes the plan, s then provisions");
+
     fn cluster(&self) -> &str {
         &self.cluster
-    }
-
-    fn guards(&self) -> &PlanGuards {
-        &self.form.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.form.guards
-    }
-
-    fn unready(&self) -> Option<String> {
-        self.form
-            .plan
-            .unready("Enter makes the plan, s then provisions")
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.form.guards_focused
     }
 
     /// The list `provision --plan` prints, over the fleet model's live status.
@@ -192,17 +175,6 @@ impl GuardedPlan for Wizard {
             _ => Vec::new(),
         };
         self.form.guards.set(guards);
-    }
-
-    fn approval(&self) -> Option<MutatingAction> {
-        self.form.plan.ready().map(ProvisionPlan::action)
-    }
-
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.form
-            .plan
-            .ready()
-            .is_some_and(|plan| plan.is_approved_by(approved))
     }
 }
 

@@ -19,7 +19,9 @@ use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{console_of, discovered, press};
 use crate::app::update::update;
-use crate::approval::{Answer, ApprovedAction, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{
+    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
+};
 use crate::config::{Config, NameOrId, ProviderKind};
 use crate::fleet::{EtcdReport, FleetEvent, Quorum};
 use crate::operation::OperationKind;
