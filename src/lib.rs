@@ -25,7 +25,7 @@
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state; what every plan draws alike in
-//!   `plan_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
+//!   `plan_parts`; the request form the create and provision wizards share in `form`. The screen modules (`actions`, `capi`, `certs`, `create`,
 //!   `health`, `logs`, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`

@@ -2,8 +2,9 @@
 //! planner makes of it with its guards; the approved create runs on the console's one runner
 //! and shows on the one progress screen (where `y` / `n` answer the maintenance fingerprints
 //! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (the
-//! screen module's side) in `update`, the drawing in `view`; the console reads the journals
-//! and plans (`console::run_create`).
+//! screen module's side, the fields through the wizards' one form, `views::form`) in
+//! `update`, the drawing in `view`; the console reads the journals and plans
+//! (`console::run_create`).
 use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
@@ -20,9 +21,8 @@ pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
 pub const NAME: ScreenName = "create";
 
 /// Which part of the create screen shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateStage {
-    #[default]
     Form,
     Plan,
 }

@@ -1,7 +1,8 @@
 //! The provision wizard as a screen module: its keys as data, and its pure update step — the
-//! request's fields, the plan asked of the provider, and `a`, `s`, `?`, `r`, the typed
-//! acknowledgement and the dispatcher's approval through the plan screens' one gate
-//! (`app::plan_keys`). IO is asked for as screen tasks and answered as news.
+//! request's fields (through the wizards' one form, `views::form`), the plan asked of the
+//! provider, and `a`, `s`, `?`, `r`, the typed acknowledgement and the dispatcher's approval
+//! through the plan screens' one gate (`app::plan_keys`). IO is asked for as screen tasks and
+//! answered as news.
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
