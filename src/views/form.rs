@@ -353,12 +353,13 @@ pub fn provider_value(list: &[ProviderChoice], at: usize, own: Option<&str>) -> 
     )
 }
 
-/// The form's "Request" pane: a row a field (title, then its value in its role), the focused
-/// one marked, the titles padded to the longest; `active` while the fields have the keys.
-pub fn render_request(
+/// The form's "Request" pane: a row a field (its title, then its value in its role, as `row`
+/// says), the one focused on marked, the titles padded to the longest; `active` while the
+/// fields have the keys.
+pub fn render_request<F: PartialEq>(
     look: &Look,
-    rows: Vec<(&str, (String, Role))>,
-    focused: usize,
+    (fields, focus): (&[FormField<F>], F),
+    row: impl Fn(&FormField<F>) -> (&'static str, (String, Role)),
     active: bool,
     area: Rect,
     buf: &mut Buffer,
@@ -367,16 +368,11 @@ pub fn render_request(
     let block = pane_block(look, vec![title], active);
     let inner = block.inner(area);
     block.render(area, buf);
-    let pad = rows
-        .iter()
-        .map(|(t, _)| t.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let (s, g) = (&look.styles, &look.glyphs);
-    let lines: Vec<_> = (rows.into_iter().enumerate())
-        .map(|(i, (title, (value, role)))| {
-            let focused = i == focused;
+    let rows: Vec<_> = fields.iter().map(|f| (f.field == focus, row(f))).collect();
+    let pad = rows.iter().map(|(_, (t, _))| t.chars().count()).max();
+    let (s, g, pad) = (&look.styles, &look.glyphs, pad.unwrap_or(0) + 1);
+    let lines: Vec<_> = (rows.into_iter())
+        .map(|(focused, (title, (value, role)))| {
             let mark = if focused { g.selected } else { " " };
             let head = format!("{mark} {title:<pad$} ");
             let room = usize::from(inner.width).saturating_sub(head.chars().count());

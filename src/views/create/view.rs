@@ -11,7 +11,7 @@ use crate::app::screens::Shared;
 use crate::cluster_lifecycle::Delivery;
 use crate::cluster_lifecycle::planner::versions;
 use crate::tui::Role;
-use crate::views::form::{Form, provider_value, render_request};
+use crate::views::form::{Form, FormField, provider_value, render_request};
 use crate::views::{Look, fit};
 
 /// The screen of its stage.
@@ -123,16 +123,8 @@ fn draw_form(w: &CreateWizard, look: &Look, area: Rect, buf: &mut Buffer) {
     Paragraph::new(Span::styled("Create a new cluster", s.get(Role::Title)))
         .block(pad.clone())
         .render(head, buf);
-    let rows = fields.iter().map(|f| (f.title, value(w, f.field)));
-    let focused = fields.iter().position(|f| f.field == w.form.field);
-    render_request(
-        look,
-        rows.collect(),
-        focused.unwrap_or(0),
-        true,
-        fields_area,
-        buf,
-    );
+    let row = |f: &FormField<CreateField>| (f.title, value(w, f.field));
+    render_request(look, (fields, w.form.field), row, true, fields_area, buf);
     Paragraph::new(notes(w, look))
         .block(pad.clone())
         .wrap(Wrap { trim: true })

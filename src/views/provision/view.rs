@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::provision::ProvisionPlan;
 use crate::provision::plan::vm_names;
 use crate::tui::{Look, Role};
-use crate::views::form::{Form, provider_value, render_request};
+use crate::views::form::{Form, FormField, provider_value, render_request};
 use crate::views::plan::{NoPlanYet, WizardPlan};
 
 /// What the plan pane says while there is no plan to show.
@@ -56,26 +56,12 @@ pub(super) fn draw(
         Constraint::Length(guard_rows),
         Constraint::Length(1),
     ]));
-    let title = |f: Field| match f {
-        Field::Source => w.source_title(),
-        other => fields
-            .iter()
-            .find(|r| r.field == other)
-            .map_or("", |r| r.title),
+    let row = |f: &FormField<Field>| match f.field {
+        Field::Source => (w.source_title(), value(w, shared.config, f.field)),
+        field => (f.title, value(w, shared.config, field)),
     };
-    let rows = fields
-        .iter()
-        .map(|f| (title(f.field), value(w, shared.config, f.field)));
-    let focused = fields.iter().position(|f| f.field == w.form.field);
-    let active = !w.form.guards_focused;
-    render_request(
-        look,
-        rows.collect(),
-        focused.unwrap_or(0),
-        active,
-        fields_area,
-        buf,
-    );
+    let (form, active) = ((fields, w.form.field), !w.form.guards_focused);
+    render_request(look, form, row, active, fields_area, buf);
     let areas = [head, plan_area, guards_area, last];
     plan.render(look, shared.readonly, areas, buf);
 }
