@@ -24,9 +24,10 @@
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
-//!   `plan_parts`, what plans and the progress draw alike in `progress_parts`. The screen modules (`actions`, `capi`, `certs`, `create`,
-//!   `health`, `logs`, `progress`: the one progress screen of any operation run here,
-//!   `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
+//!   `plan_parts`, what plans and the progress draw alike in `progress_parts`; the request
+//!   form the create and provision wizards share in `form`. The screen modules (`actions`,
+//!   `capi`, `certs`, `create`, `health`, `logs`, `progress`: the one progress screen of any
+//!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other

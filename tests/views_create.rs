@@ -69,9 +69,9 @@ fn wizard() -> AppState {
     w.provider = w
         .providers
         .iter()
-        .position(|p| p == "sim-opennebula")
+        .position(|p| p.name == "sim-opennebula")
         .unwrap();
-    w.field = CreateField::Workers;
+    w.form.field = CreateField::Workers;
     s
 }
 

@@ -115,7 +115,6 @@ macro_rules! cluster_and_guards {
         }
     };
 }
-pub(crate) use cluster_and_guards;
 
 /// Where the plans read their guards over any cluster: the console's state, as the shell
 /// lends it to the screen modules (so a module reads no more of it than this).

@@ -9,6 +9,7 @@ use crate::app::state::AppState;
 use crate::cluster_lifecycle::provider_named;
 use crate::config::Config;
 use crate::opennebula::auth::OneEnvironment;
+use crate::opennebula::oneflow::Service;
 use crate::provision::cluster::{join_checks, machine_config_endpoint, names_in_use};
 use crate::provision::{Provider, ProviderClients, plan};
 use crate::views::provision::{NAME, ProvisionNews, ProvisionTask, SourceChoice};
@@ -23,35 +24,23 @@ pub(super) fn provider(
         .map_err(|e| e.to_string())
 }
 
+/// The provider's VM templates, or its OneFlow services with their roles.
 async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
-    match &provider.clients {
-        ProviderClients::Templates(client) => client
-            .templates()
-            .await
-            .map(|list| {
-                list.into_iter()
-                    .map(|t| SourceChoice {
-                        id: t.id,
-                        name: t.name,
-                        roles: Vec::new(),
-                    })
-                    .collect()
-            })
-            .map_err(|e| e.to_string()),
-        ProviderClients::Flow { flow, .. } => flow
-            .services()
-            .await
-            .map(|list| {
-                list.into_iter()
-                    .map(|s| SourceChoice {
-                        id: s.id,
-                        name: s.name,
-                        roles: s.roles.into_iter().map(|r| r.name).collect(),
-                    })
-                    .collect()
-            })
-            .map_err(|e| e.to_string()),
-    }
+    let choice = |id, name, roles| SourceChoice { id, name, roles };
+    let listed = match &provider.clients {
+        ProviderClients::Templates(client) => (client.templates().await).map(|list| {
+            (list.into_iter())
+                .map(|t| choice(t.id, t.name, Vec::new()))
+                .collect()
+        }),
+        ProviderClients::Flow { flow, .. } => (flow.services().await).map(|list| {
+            let roles = |s: Service| s.roles.into_iter().map(|r| r.name).collect();
+            (list.into_iter())
+                .map(|s| choice(s.id, s.name.clone(), roles(s)))
+                .collect()
+        }),
+    };
+    listed.map_err(|e| e.to_string())
 }
 
 /// Runs one task of the wizard; its answer goes to the screen.
@@ -64,10 +53,8 @@ pub(super) fn perform(state: &AppState, task: ProvisionTask, app: &mpsc::Sender<
         } => {
             let config = Arc::clone(&state.provision.config);
             super::answer(app, NAME, async move {
-                let result = match provider(&config, &one_env, &name) {
-                    Ok(p) => list_sources(p).await,
-                    Err(e) => Err(e),
-                };
+                let result = async { list_sources(provider(&config, &one_env, &name)?).await };
+                let result = result.await;
                 ProvisionNews::Sources {
                     cluster,
                     provider: name,

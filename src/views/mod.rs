@@ -27,6 +27,7 @@ pub mod etcd;
 pub mod explain;
 pub mod fleet;
 pub mod footer;
+pub mod form;
 pub mod header;
 pub mod health;
 pub mod help;

@@ -1,6 +1,6 @@
 //! What every plan screen draws alike, whatever it plans: the guards worst first with their
 //! one-line reasons, the last line saying whether Start is offered, refused (the guard named)
-//! or waits for a typed acknowledgement, a wizard's request fields and plan box, and a plan
+//! or waits for a typed acknowledgement, a wizard's plan box, and a plan
 //! told as summary lines over a table of its subjects. Screens hold these; none of them reads
 //! a screen's state.
 use ratatui::buffer::Buffer;
@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 use super::progress_parts::{StepTable, render_step_pane};
 use super::table::{pane_block, render_listed, titled};
 use super::{Look, fit};
-use crate::app::plan_screen::{GuardedPlan, PlanGuards, verdict_counts, verdict_word};
+use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanGuards, verdict_counts, verdict_word};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::tui::Role;
 use crate::upgrade::{Guard, GuardId, Verdict};
@@ -119,7 +119,57 @@ pub(super) struct WizardPlan<'a> {
     pub checks: Result<ChecksPane<'a>, (String, Role)>,
 }
 
-impl WizardPlan<'_> {
+/// What a wizard's plan pane says before its plan is ready: with no plan asked (the pane, then
+/// the last line), and the last line under a failed plan's error.
+pub(super) struct NoPlanYet {
+    pub none: &'static str,
+    pub none_last: &'static str,
+    pub failed_last: &'static str,
+}
+
+impl<'a> WizardPlan<'a> {
+    /// `asked` on its plan pane: the ready plan's `rows` with the checks of `plan`, else what
+    /// stands in for them (nothing asked, on its way, why it failed) over a last line saying so.
+    pub(super) fn of<P>(
+        title: String,
+        asked: &AskedPlan<P>,
+        plan: &'a dyn GuardedPlan,
+        says: &NoPlanYet,
+        rows: impl FnOnce(&P) -> Vec<String>,
+        look: &Look,
+    ) -> WizardPlan<'a> {
+        let style = |role| look.styles.get(role);
+        let one = |text: &str, role| vec![Line::from(Span::styled(text.to_string(), style(role)))];
+        let (lines, checks) = match asked {
+            AskedPlan::None => (
+                one(says.none, Role::Muted),
+                Err((says.none_last.into(), Role::Muted)),
+            ),
+            AskedPlan::Planning(_) => (
+                one("Asking the provider for the plan...", Role::Muted),
+                Err(("planning".into(), Role::Muted)),
+            ),
+            AskedPlan::Failed(e) => (
+                one(&crate::printable::line(e), Role::Error),
+                Err((
+                    format!("{} {}", look.glyphs.error, says.failed_last),
+                    Role::Error,
+                )),
+            ),
+            AskedPlan::Ready(ready) => (
+                (rows(ready).into_iter())
+                    .map(|l| Line::from(Span::styled(l, style(Role::Text))))
+                    .collect(),
+                Ok(ChecksPane::of(plan, NO_GUARDS_YET)),
+            ),
+        };
+        WizardPlan {
+            title,
+            lines,
+            checks,
+        }
+    }
+
     /// Into the title's, the plan's, the guards' and the last line's areas (the caller lays
     /// them out around its own panes).
     pub(super) fn render(self, look: &Look, readonly: bool, areas: [Rect; 4], buf: &mut Buffer) {
@@ -288,24 +338,4 @@ pub(super) fn capitalised(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// One field of a wizard's request: the focus mark, the title (padded as given), the value
-/// in its role, cut to `width`.
-pub(super) fn field_line(
-    look: &Look,
-    focused: bool,
-    title: &str,
-    (value, role): (&str, Role),
-    width: usize,
-) -> Line<'static> {
-    let s = &look.styles;
-    let mark = if focused { look.glyphs.selected } else { " " };
-    let head = format!("{mark} {title} ");
-    let room = width.saturating_sub(head.chars().count());
-    let title_role = if focused { Role::Accent } else { Role::Muted };
-    Line::from(vec![
-        Span::styled(head, s.get(title_role)),
-        Span::styled(fit(value, room, look.glyphs.ellipsis), s.get(role)),
-    ])
 }

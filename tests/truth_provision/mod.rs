@@ -158,12 +158,12 @@ async fn wizard_plan(
     };
     tell(state, answer);
     let w = wizard(state);
-    let plan = match &w.plan {
+    let plan = match &w.form.plan {
         AskedPlan::Ready(plan) => Ok((**plan).clone()),
         AskedPlan::Failed(e) => Err(e.clone()),
         other => panic!("{other:?}"),
     };
-    (plan, w.guards.shown.clone())
+    (plan, w.form.guards.shown.clone())
 }
 
 /// `provision --context CLUSTER --role ROLE --provider PROVIDER --plan`, as commands/provision.rs

@@ -2,8 +2,9 @@
 //! planner makes of it with its guards; the approved create runs on the console's one runner
 //! and shows on the one progress screen (where `y` / `n` answer the maintenance fingerprints
 //! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (the
-//! screen module's side) in `update`, the drawing in `view`; the console reads the journals
-//! and plans (`console::run_create`).
+//! screen module's side, the fields through the wizards' one form, `views::form`) in
+//! `update`, the drawing in `view`; the console reads the journals and plans
+//! (`console::run_create`).
 use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
@@ -20,28 +21,26 @@ pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
 pub const NAME: ScreenName = "create";
 
 /// Which part of the create screen shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateStage {
-    #[default]
     Form,
     Plan,
 }
 
-/// What the input line the screen opened holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Typing {
-    /// The focused field's value.
-    Field,
-    /// The acknowledgement a guard's warning needs.
-    Acknowledgement,
-}
-
-/// The create screen's state: the wizard, and which part of it shows.
+/// The create screen's state: the wizard.
 #[derive(Debug, Clone, Default)]
 pub struct CreateScreen {
     pub wizard: Option<CreateWizard>,
-    pub stage: CreateStage,
-    typing: Option<Typing>,
+}
+
+impl CreateScreen {
+    /// The plan shows while its guards have the keys, else the request.
+    pub fn stage(&self) -> CreateStage {
+        match self.wizard.as_ref().is_some_and(|w| w.form.guards_focused) {
+            true => CreateStage::Plan,
+            false => CreateStage::Form,
+        }
+    }
 }
 
 /// IO the screen asks of the console.

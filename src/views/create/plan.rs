@@ -3,104 +3,48 @@
 //! saying what Start does, the acknowledgement it waits for, or why it is refused.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use super::CreateWizard;
 use crate::app::help::wrap_words;
-use crate::app::plan_screen::AskedPlan;
-use crate::tui::Role;
+use crate::cluster_lifecycle::CreatePlan;
 use crate::views::Look;
-use crate::views::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+use crate::views::plan::{NoPlanYet, WizardPlan};
 
-pub(super) struct CreatePlanView<'a> {
-    wizard: Option<&'a CreateWizard>,
-    readonly: bool,
-    look: &'a Look,
-}
+/// What the plan pane says while there is no plan to show.
+const NO_PLAN: NoPlanYet = NoPlanYet {
+    none: "No plan: Esc goes back to the request.",
+    none_last: "Esc, then Enter makes the plan",
+    failed_last: "no plan: Esc, fix the request, then Enter",
+};
 
-impl<'a> CreatePlanView<'a> {
-    pub(super) fn new(wizard: Option<&'a CreateWizard>, readonly: bool, look: &'a Look) -> Self {
-        CreatePlanView {
-            wizard,
-            readonly,
-            look,
-        }
-    }
-
-    /// The plan's lines, or what stands in for them with the last line.
-    /// Plan rows are wrapped to `width` with each continuation under its value.
-    fn plan(&self, w: &CreateWizard, width: usize) -> (Vec<Line<'static>>, Option<(String, Role)>) {
-        let s = &self.look.styles;
-        let one = |text: String, role: Role| vec![Line::from(Span::styled(text, s.get(role)))];
-        match &w.plan {
-            AskedPlan::None => (
-                one("No plan: Esc goes back to the request.".into(), Role::Muted),
-                Some(("Esc, then Enter makes the plan".into(), Role::Muted)),
-            ),
-            AskedPlan::Planning(_) => (
-                one("Asking the provider for the plan...".into(), Role::Muted),
-                Some(("planning".into(), Role::Muted)),
-            ),
-            AskedPlan::Failed(e) => (
-                one(crate::printable::line(e), Role::Error),
-                Some((
-                    format!(
-                        "{} no plan: Esc, fix the request, then Enter",
-                        self.look.glyphs.error
-                    ),
-                    Role::Error,
-                )),
-            ),
-            AskedPlan::Ready(plan) => (
-                plan.table()
-                    .lines()
-                    .flat_map(|l| under_its_key(l, width))
-                    .map(|l| Line::from(Span::styled(l, s.get(Role::Text))))
-                    .collect(),
-                None,
-            ),
-        }
-    }
-}
-
-impl Widget for &CreatePlanView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let Some(w) = self.wizard else {
-            Paragraph::new("No create plan. n on the fleet opens the wizard.")
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
-        let (lines, last) = self.plan(w, usize::from(area.width.saturating_sub(4)));
-        let guard_rows = if last.is_none() {
-            guards_height(w.guards.shown.len(), lines.len(), area.height)
-        } else {
-            0
-        };
-        let [head, plan_area, guards_area, last_area] = area.layout(&Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Min(3),
-            Constraint::Length(guard_rows),
-            Constraint::Length(1),
-        ]));
-        let title = match &w.resuming {
-            Some(u) if u.cluster == w.name => format!("Create {} (resuming its journal)", w.name),
-            _ => format!("Create {}", w.name),
-        };
-        let checks = match last {
-            Some(status) => Err(status),
-            None => Ok(ChecksPane::of(w, NO_GUARDS_YET)),
-        };
-        let plan = WizardPlan {
-            title,
-            lines,
-            checks,
-        };
-        let areas = [head, plan_area, guards_area, last_area];
-        plan.render(self.look, self.readonly, areas, buf);
-    }
+/// The plan of `w` with its guards: its rows wrapped to the pane, each continuation under its
+/// value; the guards give way to the plan (down to three rows) so every plan line shows.
+pub(super) fn draw(w: &CreateWizard, readonly: bool, look: &Look, area: Rect, buf: &mut Buffer) {
+    let title = match &w.resuming {
+        Some(u) if u.cluster == w.name => format!("Create {} (resuming its journal)", w.name),
+        _ => format!("Create {}", w.name),
+    };
+    let width = usize::from(area.width.saturating_sub(4));
+    let rows = |plan: &CreatePlan| {
+        let table = plan.table();
+        table
+            .lines()
+            .flat_map(|l| under_its_key(l, width))
+            .collect()
+    };
+    let plan = WizardPlan::of(title, &w.form.plan, w, &NO_PLAN, rows, look);
+    let guard_rows = match plan.checks {
+        Ok(_) => guards_height(w.form.guards.shown.len(), plan.lines.len(), area.height),
+        Err(_) => 0,
+    };
+    let [head, plan_area, guards_area, last_area] = area.layout(&Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(guard_rows),
+        Constraint::Length(1),
+    ]));
+    let areas = [head, plan_area, guards_area, last_area];
+    plan.render(look, readonly, areas, buf);
 }
 
 /// Column where a plan row's value starts (`VMS        a, b`).

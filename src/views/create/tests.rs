@@ -80,7 +80,7 @@ fn wizard() -> AppState {
 }
 
 fn type_field(s: &mut AppState, field: CreateField, text: &str) {
-    wizard_of(s).field = field;
+    wizard_of(s).form.field = field;
     key(s, 'e');
     assert_eq!(
         s.input.as_ref().map(|l| l.kind),
@@ -144,15 +144,15 @@ fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request()
         "all.yaml, cp:cp.yaml, worker:w.yaml",
     );
     type_field(&mut s, CreateField::Endpoint, "10.0.0.5");
-    wizard_of(&mut s).field = CreateField::Provider;
+    wizard_of(&mut s).form.field = CreateField::Provider;
     key(&mut s, 'l');
-    wizard_of(&mut s).field = CreateField::Delivery;
+    wizard_of(&mut s).form.field = CreateField::Delivery;
     key(&mut s, 'l');
-    wizard_of(&mut s).field = CreateField::ControlPlanes;
+    wizard_of(&mut s).form.field = CreateField::ControlPlanes;
     for _ in 0..20 {
         key(&mut s, '+');
     }
-    wizard_of(&mut s).field = CreateField::Workers;
+    wizard_of(&mut s).form.field = CreateField::Workers;
     for _ in 0..5 {
         key(&mut s, '-');
     }
@@ -214,10 +214,10 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     let mut s = wizard();
     type_field(&mut s, CreateField::Name, "lab");
     let p = planned(&mut s, 2);
-    assert_eq!(screen(&s).stage, CreateStage::Plan);
+    assert_eq!(screen(&s).stage(), CreateStage::Plan);
     let w = wizard_of(&mut s);
     assert_eq!(
-        w.guards.shown[0].verdict,
+        w.form.guards.shown[0].verdict,
         crate::guards::Verdict::Warn,
         "worst first"
     );
@@ -245,10 +245,10 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     );
     // A field changed after the plan: the plan and its acknowledgement are gone.
     press(&mut s, KeyCode::Esc);
-    wizard_of(&mut s).field = CreateField::ControlPlanes;
+    wizard_of(&mut s).form.field = CreateField::ControlPlanes;
     key(&mut s, '+');
-    assert!(wizard_of(&mut s).guards.acks.is_empty());
-    assert_eq!(wizard_of(&mut s).plan, AskedPlan::None);
+    assert!(wizard_of(&mut s).form.guards.acks.is_empty());
+    assert_eq!(wizard_of(&mut s).form.plan, AskedPlan::None);
 }
 
 #[test]

@@ -8,25 +8,25 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys::{self, CreateKey};
+use super::keys;
 use super::{
     CreateField, CreateNews, CreateScreen, CreateStage, CreateTask, CreateWizard,
-    MAX_CONTROLPLANES, MAX_WORKERS, NAME, Typing,
+    MAX_CONTROLPLANES, MAX_WORKERS, NAME,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{KeyLine, MOVE_KEYS, Move, binds_with_moves, intent, lines_with_moves};
+use crate::app::binding::{KeyLine, MOVE_KEYS, binds_with_moves, intent, lines_with_moves};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
-use crate::app::plan_screen::{AskedPlan, PlanGuards};
-use crate::app::screens::{Ask, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
+use crate::app::plan_keys::approved_step;
+use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
 use crate::guards::Guard;
 use crate::tui::Look;
+use crate::views::form::{self, FieldKind, Form, FormField, FormKey, FormState, cycled, field};
 
-/// What the input line says while a field's value is typed.
-const VALUE_PROMPT: &str = "value> ";
+/// Every typed field's prompt on the input line.
+const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
 
 fn task(task: CreateTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
@@ -38,31 +38,27 @@ impl ScreenModule for CreateScreen {
     }
 
     fn title(&self) -> &'static str {
-        match self.stage {
+        match self.stage() {
             CreateStage::Form => "Create a cluster (n on the fleet)",
             CreateStage::Plan => "Create plan and guards",
         }
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        lines_with_moves(keys::of(self.stage), self)
+        lines_with_moves(keys::of(self.stage()), self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(keys::of(self.stage), event)
+        binds_with_moves(keys::of(self.stage()), event)
     }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let providers: Vec<String> = shared.config.providers.keys().cloned().collect();
-        let message = providers.is_empty().then(|| {
-            Message::error(format!(
-                "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
-                shared.config.file_label()
-            ))
-        });
+        let providers = form::providers(shared.config, None);
+        let message = providers
+            .is_empty()
+            .then(|| form::no_providers(shared.config));
         self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
-        self.stage = CreateStage::Form;
         Ok(Step {
             message,
             ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
@@ -70,12 +66,14 @@ impl ScreenModule for CreateScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        match (intent(keys::of(self.stage), event), self.stage) {
-            (Some(key), CreateStage::Form) => self.on_form(*key),
-            (Some(key), CreateStage::Plan) => self.on_plan(*key, shared),
-            (None, _) => match intent(MOVE_KEYS, event) {
-                Some(to) => self.on_move(*to, shared),
-                None => Step::default(),
+        match intent(keys::of(self.stage()), event) {
+            Some(key) => self.on_form(*key, shared),
+            None => match (intent(MOVE_KEYS, event), self.wizard.as_mut()) {
+                (Some(to), Some(w)) => {
+                    form::move_step(w, *to, 1, shared);
+                    Step::default()
+                }
+                _ => Step::default(),
             },
         }
     }
@@ -95,11 +93,7 @@ impl ScreenModule for CreateScreen {
 
     /// Enter on the input line the screen opened: a field's value or an acknowledgement.
     fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match (self.typing.take(), self.wizard.as_mut()) {
-            (Some(Typing::Field), _) => self.take_field(text),
-            (Some(Typing::Acknowledgement), Some(w)) => ack_step(w, text, shared),
-            _ => Step::default(),
-        }
+        (self.wizard.as_mut()).map_or_else(Step::default, |w| form::input_step(w, text, shared))
     }
 
     /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
@@ -109,16 +103,14 @@ impl ScreenModule for CreateScreen {
         if !matches!(approved.action(), MutatingAction::CreateCluster { .. }) {
             return None;
         }
-        let stage = self.stage;
+        let stage = self.stage();
         let shown = self.wizard.as_mut().filter(|_| stage == CreateStage::Plan);
         let step = approved_step(shown, approved, shared, |w| {
-            let plan = w
-                .ready_plan()
-                .ok_or_else(|| "the plan is not ready".to_string())?;
+            let plan = (w.form.plan.ready()).ok_or("the plan is not ready")?;
             Ok(ActionRun::Create(Box::new(plan.clone())))
         });
         if step.close {
-            (self.wizard, self.stage) = (None, CreateStage::Form);
+            self.wizard = None;
         }
         Some(step)
     }
@@ -129,150 +121,35 @@ impl ScreenModule for CreateScreen {
 }
 
 impl CreateScreen {
-    /// A move key: the focused field, or the selected guard of the plan (the one gate's).
-    fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
-        match (self.stage, self.wizard.as_mut()) {
-            (CreateStage::Form, Some(w)) => {
-                let fields = CreateField::ALL;
-                let at = fields.iter().position(|f| *f == w.field).unwrap_or(0);
-                w.field = fields[to.from(at, fields.len() - 1, 1)];
-                Step::default()
-            }
-            (CreateStage::Plan, _) => self.on_plan(CreateKey::Gate(GateKey::Move(to)), shared),
-            _ => Step::default(),
-        }
-    }
-
-    fn on_form(&mut self, key: CreateKey) -> Step {
+    /// A key of the stage on screen: Esc back to the request (from the plan) or closing the
+    /// wizard, Enter on to the plan, the others the form's.
+    fn on_form(&mut self, key: FormKey, shared: &Shared) -> Step {
         let Some(w) = self.wizard.as_mut() else {
             return Step::close();
         };
-        let changed = match key {
-            CreateKey::Edit => return self.edit(),
-            CreateKey::NextValue | CreateKey::PreviousValue => {
-                let forward = key == CreateKey::NextValue;
-                match w.field {
-                    CreateField::Provider if !w.providers.is_empty() => {
-                        let n = w.providers.len();
-                        w.provider = (w.provider + if forward { 1 } else { n - 1 }) % n;
-                        true
-                    }
-                    CreateField::Talos if !w.talos_offered.is_empty() => {
-                        let offered = &w.talos_offered;
-                        let n = offered.len();
-                        let to = match offered.iter().position(|t| *t == w.talos) {
-                            Some(at) => (at + if forward { 1 } else { n - 1 }) % n,
-                            None => 0,
-                        };
-                        w.talos = offered[to].clone();
-                        true
-                    }
-                    CreateField::Delivery => {
-                        w.delivery = match w.delivery {
-                            Delivery::Maintenance => Delivery::UserData,
-                            Delivery::UserData => Delivery::Maintenance,
-                        };
-                        true
-                    }
-                    CreateField::ControlPlanes | CreateField::Workers => count(w, forward),
-                    field if field.is_text() => return self.edit(),
-                    _ => false,
-                }
-            }
-            CreateKey::More | CreateKey::Less => count(w, key == CreateKey::More),
-            CreateKey::MakePlan => {
-                w.asked += 1;
-                w.plan = AskedPlan::Planning(w.asked);
-                w.guards = PlanGuards::default();
-                let (asked, request) = (w.asked, Box::new(w.request()));
-                self.stage = CreateStage::Plan;
-                return Step::effects(vec![task(CreateTask::Plan { asked, request })]);
-            }
-            CreateKey::Back => {
+        match (key, w.form.guards_focused) {
+            (FormKey::Back, true) => w.form.guards_focused = false,
+            (FormKey::Back, false) => {
                 self.wizard = None;
                 return Step::close();
             }
-            _ => false,
-        };
-        if changed {
-            forget_plan(w);
+            (FormKey::MakePlan, _) => w.form.guards_focused = true,
+            _ => {}
         }
-        Step::default()
-    }
-
-    /// `e` (or Left/Right) on a typed field: the input line holds its value.
-    fn edit(&mut self) -> Step {
-        let Some(w) = self.wizard.as_ref() else {
-            return Step::default();
-        };
-        if !w.field.is_text() {
-            let text = format!("{}: Left/Right change it", w.field.title());
-            return Step::message(Message::info(text));
-        }
-        self.typing = Some(Typing::Field);
-        Step::ask(Ask::Input {
-            prompt: VALUE_PROMPT,
-            text: w.text(w.field).to_string(),
-        })
-    }
-
-    /// The focused field takes the text. A name with a killed run's journal takes that run's
-    /// request, so its run resumes.
-    fn take_field(&mut self, text: &str) -> Step {
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::default();
-        };
-        let field = w.field;
-        if let Some(value) = w.text_mut(field) {
-            *value = text.trim().to_string();
-        }
-        forget_plan(w);
-        if field != CreateField::Name {
-            return Step::default();
-        }
-        w.resuming = w.unfinished.iter().find(|u| u.cluster == w.name).cloned();
-        let Some(u) = w.resuming.clone() else {
-            return Step::default();
-        };
-        w.take_request(&u.request);
-        Step::message(Message::info(format!(
-            "{} has a create journal: its request is filled in, and its run resumes",
-            u.cluster
-        )))
-    }
-
-    /// A key of the plan: the one gate's, or Esc back to the request.
-    fn on_plan(&mut self, key: CreateKey, shared: &Shared) -> Step {
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::close();
-        };
-        match key {
-            CreateKey::Gate(key) => {
-                let step = gate_step(w, key, shared.page(), shared.readonly);
-                if matches!(step.ask, Some(Ask::Input { .. })) {
-                    self.typing = Some(Typing::Acknowledgement);
-                }
-                step
-            }
-            CreateKey::Back => {
-                self.stage = CreateStage::Form;
-                Step::default()
-            }
-            _ => Step::default(),
-        }
+        form::key_step(w, key, shared).unwrap_or_default()
     }
 
     /// The plan and guards asked for as `asked`; an older answer is dropped.
     fn on_planned(&mut self, asked: u64, result: Result<(Box<CreatePlan>, Vec<Guard>), String>) {
-        let Some(w) = self.wizard.as_mut().filter(|w| w.asked == asked) else {
+        let Some(w) = self.wizard.as_mut() else {
             return;
         };
-        match result {
-            Ok((plan, guards)) => {
-                w.plan = AskedPlan::Ready(plan);
-                w.guards.set(guards);
-            }
-            Err(e) => w.plan = AskedPlan::Failed(e),
+        let (result, guards) = match result {
+            Ok((plan, guards)) => (Ok(plan), guards),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        if w.form.answer(asked, result) {
+            w.form.guards.set(guards);
         }
     }
 
@@ -299,24 +176,93 @@ impl CreateScreen {
     }
 }
 
-/// One more or one fewer of the focused count, within the CLI's bounds; whether it was a
-/// count.
-fn count(w: &mut CreateWizard, more: bool) -> bool {
-    let (value, min, max) = match w.field {
-        CreateField::ControlPlanes => (&mut w.controlplanes, 1, MAX_CONTROLPLANES),
-        CreateField::Workers => (&mut w.workers, 0, MAX_WORKERS),
-        _ => return false,
-    };
-    *value = if more {
-        (*value + 1).min(max)
-    } else {
-        value.saturating_sub(1).max(min)
-    };
-    true
-}
+/// The wizard's request as a form: its fields' rows and kinds, the counts within the CLI's
+/// bounds, the choices Left/Right cycle, the plan asked of the CLI's own planner.
+impl Form for CreateWizard {
+    type Field = CreateField;
+    type Plan = CreatePlan;
 
-/// A field changed: the plan, its guards and their acknowledgements no longer hold.
-fn forget_plan(w: &mut CreateWizard) {
-    w.plan = AskedPlan::None;
-    w.guards = PlanGuards::default();
+    #[rustfmt::skip]
+    const FIELDS: &'static [FormField<CreateField>] = &[
+        field(CreateField::Name, "Name", VALUE),
+        field(CreateField::Provider, "Provider", FieldKind::Choice),
+        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES }),
+        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS }),
+        field(CreateField::Talos, "Talos", VALUE),
+        field(CreateField::Kubernetes, "Kubernetes", VALUE),
+        field(CreateField::Endpoint, "Endpoint", VALUE),
+        field(CreateField::Delivery, "Delivery", FieldKind::Choice),
+        field(CreateField::Patches, "Patches", VALUE),
+    ];
+
+    fn form(&mut self) -> &mut FormState<CreateField, CreatePlan> {
+        &mut self.form
+    }
+
+    fn count(&mut self, field: CreateField) -> Option<&mut usize> {
+        match field {
+            CreateField::ControlPlanes => Some(&mut self.controlplanes),
+            CreateField::Workers => Some(&mut self.workers),
+            _ => None,
+        }
+    }
+
+    fn text(&mut self, field: CreateField) -> Option<&mut String> {
+        match field {
+            CreateField::Name => Some(&mut self.name),
+            CreateField::Talos => Some(&mut self.talos),
+            CreateField::Kubernetes => Some(&mut self.kubernetes),
+            CreateField::Endpoint => Some(&mut self.endpoint),
+            CreateField::Patches => Some(&mut self.patches),
+            _ => None,
+        }
+    }
+
+    /// The providers, the offered Talos releases (its text typed otherwise), the delivery.
+    fn choose(&mut self, field: CreateField, forward: bool, _: &Shared) -> Option<Vec<Effect>> {
+        match field {
+            CreateField::Provider if !self.providers.is_empty() => {
+                self.provider = cycled(self.provider, self.providers.len(), forward);
+            }
+            CreateField::Talos if !self.talos_offered.is_empty() => {
+                let offered = &self.talos_offered;
+                let to = (offered.iter().position(|t| *t == self.talos))
+                    .map_or(0, |at| cycled(at, offered.len(), forward));
+                self.talos = offered[to].clone();
+            }
+            CreateField::Delivery => {
+                self.delivery = match self.delivery {
+                    Delivery::Maintenance => Delivery::UserData,
+                    Delivery::UserData => Delivery::Maintenance,
+                };
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    fn plan_task(&self, asked: u64, _: &Shared) -> Effect {
+        let request = Box::new(self.request());
+        task(CreateTask::Plan { asked, request })
+    }
+
+    /// A name with a killed run's journal takes that run's request, so its run resumes.
+    fn typed(&mut self, field: CreateField) -> Step {
+        if field != CreateField::Name {
+            return Step::default();
+        }
+        self.resuming = self
+            .unfinished
+            .iter()
+            .find(|u| u.cluster == self.name)
+            .cloned();
+        let Some(u) = self.resuming.clone() else {
+            return Step::default();
+        };
+        self.take_request(&u.request);
+        Step::message(Message::info(format!(
+            "{} has a create journal: its request is filled in, and its run resumes",
+            u.cluster
+        )))
+    }
 }

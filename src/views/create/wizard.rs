@@ -1,15 +1,15 @@
 //! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
 //! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
-//! it. Plain data; `update` changes it.
-use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
-use crate::approval::MutatingAction;
+//! it. Plain data; `update` changes it through the wizards' one form (`views::form`).
+use crate::app::plan_screen::{GuardReading, GuardedPlan};
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
+use crate::views::form::{FormState, ProviderChoice, form_guards};
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
 pub const MAX_WORKERS: usize = 100;
 
-/// The wizard's fields, top to bottom.
+/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateField {
     Name,
@@ -23,52 +23,12 @@ pub enum CreateField {
     Patches,
 }
 
-impl CreateField {
-    pub const ALL: [CreateField; 9] = [
-        CreateField::Name,
-        CreateField::Provider,
-        CreateField::ControlPlanes,
-        CreateField::Workers,
-        CreateField::Talos,
-        CreateField::Kubernetes,
-        CreateField::Endpoint,
-        CreateField::Delivery,
-        CreateField::Patches,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            CreateField::Name => "Name",
-            CreateField::Provider => "Provider",
-            CreateField::ControlPlanes => "Control planes",
-            CreateField::Workers => "Workers",
-            CreateField::Talos => "Talos",
-            CreateField::Kubernetes => "Kubernetes",
-            CreateField::Endpoint => "Endpoint",
-            CreateField::Delivery => "Delivery",
-            CreateField::Patches => "Patches",
-        }
-    }
-
-    /// Fields whose value is typed (the others cycle or count).
-    pub fn is_text(self) -> bool {
-        matches!(
-            self,
-            CreateField::Name
-                | CreateField::Talos
-                | CreateField::Kubernetes
-                | CreateField::Endpoint
-                | CreateField::Patches
-        )
-    }
-}
-
 /// The create wizard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateWizard {
     pub name: String,
     /// taloscope's configured providers, by name.
-    pub providers: Vec<String>,
+    pub providers: Vec<ProviderChoice>,
     pub provider: usize,
     pub controlplanes: usize,
     pub workers: usize,
@@ -82,11 +42,8 @@ pub struct CreateWizard {
     pub delivery: Delivery,
     /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
     pub patches: String,
-    pub field: CreateField,
-    pub plan: AskedPlan<CreatePlan>,
-    /// Bumped per plan asked for: only the latest answer is kept.
-    pub asked: u64,
-    pub guards: PlanGuards,
+    /// The focused field, the plan asked for the request and its guards.
+    pub form: FormState<CreateField, CreatePlan>,
     /// The creates killed runs left, as read when the wizard opened.
     pub unfinished: Vec<UnfinishedCreate>,
     /// The unfinished create the fields were taken from (its run resumes from the journal).
@@ -94,7 +51,7 @@ pub struct CreateWizard {
 }
 
 impl CreateWizard {
-    pub fn new(providers: Vec<String>, talos_offered: Vec<String>) -> CreateWizard {
+    pub fn new(providers: Vec<ProviderChoice>, talos_offered: Vec<String>) -> CreateWizard {
         CreateWizard {
             name: String::new(),
             providers,
@@ -107,17 +64,14 @@ impl CreateWizard {
             endpoint: String::new(),
             delivery: Delivery::default(),
             patches: String::new(),
-            field: CreateField::Name,
-            plan: AskedPlan::None,
-            asked: 0,
-            guards: PlanGuards::default(),
+            form: FormState::new(CreateField::Name),
             unfinished: Vec::new(),
             resuming: None,
         }
     }
 
     pub fn provider(&self) -> Option<&str> {
-        self.providers.get(self.provider).map(String::as_str)
+        self.providers.get(self.provider).map(|p| p.name.as_str())
     }
 
     /// The request the CLI's flags would make of these fields.
@@ -140,7 +94,8 @@ impl CreateWizard {
     /// Fills the fields from `request` (an unfinished create's).
     pub fn take_request(&mut self, request: &CreateRequest) {
         self.name = request.cluster.clone();
-        if let Some(i) = self.providers.iter().position(|p| *p == request.provider) {
+        let named = |p: &ProviderChoice| p.name == request.provider;
+        if let Some(i) = self.providers.iter().position(named) {
             self.provider = i;
         }
         self.controlplanes = request.controlplanes;
@@ -151,63 +106,17 @@ impl CreateWizard {
         self.delivery = request.delivery;
         self.patches = patch_text(&request.patches);
     }
-
-    /// The text a typed field holds.
-    pub fn text(&self, field: CreateField) -> &str {
-        match field {
-            CreateField::Name => &self.name,
-            CreateField::Talos => &self.talos,
-            CreateField::Kubernetes => &self.kubernetes,
-            CreateField::Endpoint => &self.endpoint,
-            CreateField::Patches => &self.patches,
-            _ => "",
-        }
-    }
-
-    pub fn text_mut(&mut self, field: CreateField) -> Option<&mut String> {
-        match field {
-            CreateField::Name => Some(&mut self.name),
-            CreateField::Talos => Some(&mut self.talos),
-            CreateField::Kubernetes => Some(&mut self.kubernetes),
-            CreateField::Endpoint => Some(&mut self.endpoint),
-            CreateField::Patches => Some(&mut self.patches),
-            _ => None,
-        }
-    }
-
-    pub fn ready_plan(&self) -> Option<&CreatePlan> {
-        self.plan.ready()
-    }
 }
 
 impl GuardedPlan for CreateWizard {
+    form_guards!("Enter makes the plan");
+
     fn cluster(&self) -> &str {
         self.name.trim()
     }
 
-    fn guards(&self) -> &PlanGuards {
-        &self.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.guards
-    }
-
-    fn unready(&self) -> Option<String> {
-        self.plan.unready("Enter makes the plan")
-    }
-
     /// The planner evaluated them with the plan; a new plan reads them again.
     fn read_guards(&mut self, _: &GuardReading<'_>) {}
-
-    fn approval(&self) -> Option<MutatingAction> {
-        self.ready_plan().map(CreatePlan::action)
-    }
-
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.ready_plan()
-            .is_some_and(|plan| plan.is_approved_by(approved))
-    }
 }
 
 /// The patch field's text as the CLI's three patch flags.

@@ -14,7 +14,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::Look;
-pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+pub(super) use super::plan_parts::{NoPlanYet, WizardPlan};
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;

@@ -4,14 +4,12 @@
 //! request and plan here, the keys and pure update step in `update`, the drawing in `view`;
 //! the console lists the sources and makes the plan (`console::run_provision_wizard`), and
 //! the approved run goes to the one runner and progress screen (`app::provision`).
-use crate::app::plan_screen::{
-    AskedPlan, GuardReading, GuardedPlan, PlanGuards, cluster_and_guards,
-};
+use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan};
 use crate::app::screens::ScreenName;
-use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
+use crate::views::form::{FormState, ProviderChoice, form_guards};
 
 mod update;
 mod view;
@@ -61,7 +59,7 @@ pub enum SourceList {
     Ready(Vec<SourceChoice>),
 }
 
-/// The wizard's fields, top to bottom.
+/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
     Provider,
@@ -69,33 +67,6 @@ pub enum Field {
     Source,
     Count,
     Names,
-}
-
-impl Field {
-    pub const ALL: [Field; 5] = [
-        Field::Provider,
-        Field::Role,
-        Field::Source,
-        Field::Count,
-        Field::Names,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Field::Provider => "Provider",
-            Field::Role => "Role",
-            Field::Source => "Source",
-            Field::Count => "Count",
-            Field::Names => "Names",
-        }
-    }
-}
-
-/// A configured provider the wizard offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderChoice {
-    pub name: String,
-    pub kind: ProviderKind,
 }
 
 /// The wizard of one cluster.
@@ -113,16 +84,9 @@ pub struct Wizard {
     pub source: usize,
     pub count: usize,
     pub pattern: String,
-    pub field: Field,
-    pub plan: AskedPlan<ProvisionPlan>,
-    /// Bumped per plan asked for: only the latest answer is kept.
-    pub asked: u64,
-    /// The plan's guards over live status, as `provision --plan` prints them (the same list
-    /// the headless command checks), and the acknowledgements typed; the runner checks them
-    /// again.
-    pub guards: PlanGuards,
-    /// The guards, not the request's fields, have the move keys.
-    pub guards_focused: bool,
+    /// The focused field, the plan asked for the request, and its guards over live status as
+    /// `provision --plan` prints them (the same list the headless command checks).
+    pub form: FormState<Field, ProvisionPlan>,
     /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
     pub machine_config_endpoint: Option<String>,
 }
@@ -184,20 +148,16 @@ impl Wizard {
 }
 
 impl GuardedPlan for Wizard {
-    cluster_and_guards!();
+    form_guards!("Enter makes the plan, s then provisions");
 
-    fn unready(&self) -> Option<String> {
-        self.plan.unready("Enter makes the plan, s then provisions")
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.guards_focused
+    fn cluster(&self) -> &str {
+        &self.cluster
     }
 
     /// The list `provision --plan` prints, over the fleet model's live status.
     fn read_guards(&mut self, reading: &GuardReading<'_>) {
         let live = reading.live.filter(|l| l.has_data());
-        let guards = match (&self.plan, live) {
+        let guards = match (&self.form.plan, live) {
             (AskedPlan::Ready(plan), Some(live)) => {
                 let addresses = reading
                     .discovered
@@ -214,34 +174,14 @@ impl GuardedPlan for Wizard {
             }
             _ => Vec::new(),
         };
-        self.guards.set(guards);
-    }
-
-    fn approval(&self) -> Option<MutatingAction> {
-        self.plan.ready().map(ProvisionPlan::action)
-    }
-
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.plan
-            .ready()
-            .is_some_and(|plan| plan.is_approved_by(approved))
+        self.form.guards.set(guards);
     }
 }
 
-/// The provision wizard as a screen module; what the input line it opened holds.
+/// The provision wizard as a screen module.
 #[derive(Debug, Clone, Default)]
 pub struct ProvisionScreen {
     pub wizard: Option<Wizard>,
-    typing: Option<Typing>,
-}
-
-/// What the input line the wizard opened holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Typing {
-    /// The VM name pattern.
-    Pattern,
-    /// The acknowledgement a guard's warning needs.
-    Acknowledgement,
 }
 
 /// IO the wizard asks of the console.

@@ -19,7 +19,9 @@ use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{console_of, discovered, press};
 use crate::app::update::update;
-use crate::approval::{Answer, ApprovedAction, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{
+    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
+};
 use crate::config::{Config, NameOrId, ProviderKind};
 use crate::fleet::{EtcdReport, FleetEvent, Quorum};
 use crate::operation::OperationKind;
@@ -343,7 +345,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     press(&mut s, KeyCode::Enter);
     press(&mut s, KeyCode::Enter);
     answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
-    assert_eq!(wizard_of(&s).plan, AskedPlan::Planning(2));
+    assert_eq!(wizard_of(&s).form.plan, AskedPlan::Planning(2));
     let error = "/s/worker.yaml: machine.type is \"controlplane\", not worker";
     news(
         &mut s,
@@ -354,7 +356,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
             machine_config_endpoint: None,
         },
     );
-    assert_eq!(wizard_of(&s).plan, AskedPlan::Failed(error.into()));
+    assert_eq!(wizard_of(&s).form.plan, AskedPlan::Failed(error.into()));
     assert!(press(&mut s, KeyCode::Char('s')).is_empty());
     assert!(
         s.message
@@ -366,7 +368,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
 
     let mut s = planned(2);
     press(&mut s, KeyCode::Char('+'));
-    assert_eq!(wizard_of(&s).plan, AskedPlan::None);
+    assert_eq!(wizard_of(&s).form.plan, AskedPlan::None);
 }
 
 #[test]
