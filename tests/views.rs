@@ -4,6 +4,7 @@
 //! screen. Each snapshot holds the text and the styles.
 mod view_support;
 
+use taloscope::app::binding::Move;
 use taloscope::app::{Action, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
 use view_support::{
@@ -13,7 +14,7 @@ use view_support::{
 
 fn list(mode: Mode, width: u16, height: u16) -> ratatui::buffer::Buffer {
     let mut s = state(false);
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     update(&mut s, Action::UseSelected);
     render_buffer(&s, &look(mode), width, height)
 }

@@ -12,6 +12,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use taloscope::app::binding::Move;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use taloscope::tui::palette::PaletteWriter;
@@ -70,7 +71,7 @@ fn terminal_bytes(state: &AppState, look: &Look) -> Vec<u8> {
 #[test]
 fn xterm_and_screen_get_the_16_colour_codes_only() {
     let mut state = scenarios::state(&["healthy", "cp2-down"]);
-    update(&mut state, Action::MoveDown);
+    update(&mut state, Action::Move(Move::Down));
     for term in ["xterm", "screen"] {
         let caps = caps_of(term);
         assert_eq!(caps.color, ColorDepth::Ansi16, "{term}");

@@ -5,6 +5,7 @@
 //! 80x24 ones), and each render is checked for its mode.
 mod view_support;
 
+use taloscope::app::binding::Move;
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
@@ -99,7 +100,7 @@ fn nodes_say_which_source_listed_them() {
     assert!(w2.contains("kubernetes"), "{wide}");
     assert!(!text_at(&s, 80, 24).contains("SOURCE"));
     insta::assert_snapshot!("nodes_sources", all_renders(&s));
-    update(&mut s, Action::MoveLast);
+    update(&mut s, Action::Move(Move::Last));
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::NodeDetail);
     let detail = text_at(&s, 80, 24);

@@ -15,12 +15,8 @@ pub enum Action {
     Quit,
     /// `y` to the quit question.
     ConfirmQuit,
-    MoveUp,
-    MoveDown,
-    MoveFirst,
-    MoveLast,
-    PageUp,
-    PageDown,
+    /// A move key: through the rows, a list or a text overlay.
+    Move(super::binding::Move),
     /// Use the selected cluster (Enter on the list).
     UseSelected,
     /// Enter: open the selected row (a cluster on the fleet, a node on the

@@ -4,7 +4,6 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
-pub use super::screens::KeyLine;
 use super::state::AppState;
 
 /// One key, as bound and as shown.
@@ -83,6 +82,18 @@ impl Key {
     }
 }
 
+/// One key of a screen's table as `?` and the footer show it, its offer answered where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyLine {
+    /// The keys' label (`j/Down`).
+    pub keys: String,
+    /// The keys as bound (none for a line that stands for typed text).
+    pub bound: &'static [Key],
+    pub help: &'static str,
+    /// The footer's label, when the footer shows the key here and now.
+    pub footer: Option<&'static str>,
+}
+
 /// A binding: keys, the intent they give, the help line and, when it belongs in the footer,
 /// its short footer label and when the footer offers it. The shell's tables give an
 /// [`Action`] and ask the [`AppState`]; a screen module's give its own intent and ask the
@@ -127,6 +138,7 @@ pub fn key_lines<A, S>(table: &[Binding<A, S>], on: &S) -> Vec<KeyLine> {
         .iter()
         .map(|b| KeyLine {
             keys: b.key_labels(),
+            bound: b.keys,
             help: b.help,
             footer: b
                 .footer

@@ -6,8 +6,8 @@
 use unicode_width::UnicodeWidthStr;
 
 use super::command::COMMANDS;
-use super::keymap::{KeyContext, shown_bindings};
-use super::screens::Screens;
+use super::keymap::{KeyContext, shown};
+use super::state::AppState;
 
 /// One line of one column of the help.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,29 +61,21 @@ pub fn help_inner(size: (u16, u16)) -> (usize, usize) {
     )
 }
 
-/// The sections: `here` first, then the other key contexts and screen modules, then commands.
-fn sections(here: KeyContext, screens: &Screens) -> Vec<(String, Vec<(String, String)>)> {
-    let modules = screens.iter().map(|m| KeyContext::Screen(m.name()));
-    let contexts = std::iter::once(here).chain(
-        KeyContext::ALL
-            .into_iter()
-            .chain(modules)
-            .filter(|c| *c != here),
-    );
-    let mut out: Vec<(String, Vec<(String, String)>)> = contexts
+/// The sections: `here` first, then the other key contexts and screen modules, each a
+/// module's own keys and the shell's that reach past them; then the commands.
+fn sections(here: KeyContext, state: &AppState) -> Vec<(String, Vec<(String, String)>)> {
+    let modules = state.screens.iter().map(|m| KeyContext::Screen(m.name()));
+    let others = KeyContext::all().chain(modules).filter(|c| *c != here);
+    let mut out: Vec<(String, Vec<(String, String)>)> = std::iter::once(here)
+        .chain(others)
         .map(|ctx| {
             let module = match ctx {
-                KeyContext::Screen(name) => screens.get(name),
+                KeyContext::Screen(name) => state.screens.get(name),
                 _ => None,
             };
             let own = module.into_iter().flat_map(|m| m.keys());
-            let entries = own
+            let entries = (own.chain(shown(ctx, state)))
                 .map(|line| (line.keys, line.help.to_string()))
-                .chain(
-                    shown_bindings(ctx, screens)
-                        .into_iter()
-                        .map(|(keys, b)| (keys, b.help.to_string())),
-                )
                 .collect();
             let title = module.map_or(ctx.title(), |m| m.title());
             (title.to_string(), entries)
@@ -105,8 +97,8 @@ fn sections(here: KeyContext, screens: &Screens) -> Vec<(String, Vec<(String, St
 }
 
 /// The help for where you are (`here`) in `width` x any cells.
-pub fn layout(here: KeyContext, screens: &Screens, width: usize) -> HelpLayout {
-    let sections = sections(here, screens);
+pub fn layout(here: KeyContext, state: &AppState, width: usize) -> HelpLayout {
+    let sections = sections(here, state);
     let keys_width = sections
         .iter()
         .flat_map(|(_, entries)| entries.iter().map(|(k, _)| k.width()))
@@ -206,9 +198,9 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 /// The furthest the help scrolls on a terminal of `size`: its last line at
 /// the popup's bottom.
-pub fn max_scroll(here: KeyContext, screens: &Screens, size: (u16, u16)) -> usize {
-    let (width, height) = help_inner(size);
-    layout(here, screens, width).rows().saturating_sub(height)
+pub fn max_scroll(here: KeyContext, state: &AppState) -> usize {
+    let (width, height) = help_inner(state.size);
+    layout(here, state, width).rows().saturating_sub(height)
 }
 
 #[cfg(test)]
@@ -227,8 +219,9 @@ mod tests {
 
     #[test]
     fn where_you_are_comes_first_and_nothing_is_cut() {
-        let none = Screens::default();
-        let help = layout(KeyContext::Screen("progress"), &crate::views::screens(), 72);
+        let discovery = crate::discovery::Discovery::default();
+        let mut state = AppState::new(discovery, false).with_screens(crate::views::screens());
+        let help = layout(KeyContext::Screen("progress"), &state, 72);
         assert_eq!(help.columns.len(), 1);
         assert_eq!(
             help.columns[0][0],
@@ -243,7 +236,8 @@ mod tests {
                 assert!(text.width() + help.keys_width < 72, "{text}");
             }
         }
-        let wide = layout(KeyContext::Fleet, &none, 190);
+        state.screens = Default::default();
+        let wide = layout(KeyContext::Fleet, &state, 190);
         assert_eq!(wide.columns.len(), 2);
         assert!(wide.rows() < help.rows());
     }

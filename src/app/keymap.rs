@@ -1,17 +1,16 @@
-//! The key bindings: one table per key context (fleet, cluster panes, node
-//! detail, discovery list, errors, help, command line, filter, confirmation),
-//! built from shared pieces (moves, table keys, global keys). The `?` help overlay and the footer hints are
-//! generated from these tables, so they cannot drift from what keys do.
+//! The shell's key bindings as data: one place per key context (fleet, cluster panes, node
+//! detail, discovery list, errors, help, command line, filter, confirmation...), its title
+//! in `?` and its table, built from shared pieces (the move keys every screen with rows
+//! shares, table keys, live-data keys, the global keys). The `?` help overlay and the footer
+//! hints are generated from these tables, so they cannot drift from what keys do; a screen
+//! module brings its own table (`ScreenModule::keys`) and the shell adds `:`, `?` and quit.
 use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::action::Action;
+use super::binding::typed_char;
 pub use super::binding::{Binding, Key, bind};
-use super::binding::{HELP, command_line, intent, quit, typed_char};
-use super::keymap_actions as actions;
-use super::keymap_overlay as overlay;
-use super::keymap_panes as panes;
-use super::screen::Screen;
-use super::screens::Screens;
+use super::binding::{HELP, KeyLine, MOVE_KEYS, Move, command_line, intent, key_lines, quit};
+use super::screen::{Pane, Screen};
 use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
@@ -37,41 +36,65 @@ pub enum KeyContext {
     Screen(super::screen_io::ScreenName),
 }
 
+/// One piece of a place's table: the shell's bindings, or the shared move keys.
+enum Part {
+    Keys(&'static [Binding]),
+    Moves,
+}
+
+use Part::{Keys, Moves};
+
+/// A key context as `?` lists it: its title and its table, in help and footer order.
+struct Place {
+    context: KeyContext,
+    title: &'static str,
+    parts: &'static [Part],
+}
+
+/// Every key context of the shell, in the order `?` lists them.
+#[rustfmt::skip]
+static PLACES: &[Place] = &[
+    Place { context: KeyContext::Fleet, title: "Cluster list (fleet)",
+        parts: &[Keys(FLEET_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(FLEET_TAIL), Keys(GLOBAL), Moves, Keys(DELETE_CLUSTER), Keys(OPEN_CREATE), Keys(OPEN_CERTS)] },
+    Place { context: KeyContext::Cluster, title: "Cluster panes (nodes, etcd, versions)",
+        parts: &[Keys(OPEN_ACTIONS), Keys(CLUSTER_OWN), Keys(OPEN_PROVISION), Keys(TABLE_KEYS), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(OPEN_LOGS), Keys(OPEN_HEALTH), Keys(OPEN_CAPI), Keys(DELETE_CLUSTER)] },
+    Place { context: KeyContext::NodeDetail, title: "Node detail",
+        parts: &[Keys(OPEN_ACTIONS), Keys(DETAIL_OWN), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(OPEN_LOGS_OF_NODE), Keys(OPEN_RESOURCES), Keys(OPEN_CONFIG)] },
+    Place { context: KeyContext::Clusters, title: "Discovery (:contexts)", parts: &[Moves, Keys(CLUSTERS)] },
+    Place { context: KeyContext::Errors, title: "Discovery errors", parts: &[Keys(SCROLL), Keys(ERRORS_CLOSE), Keys(CTRL_C_QUITS)] },
+    Place { context: KeyContext::CommandLine, title: "Command line (:)", parts: &[Keys(COMMAND_LINE), Keys(DELETE_CHAR), Keys(CANCEL)] },
+    Place { context: KeyContext::Filter, title: "Filter (/)", parts: &[Keys(FILTER), Keys(DELETE_CHAR), Keys(FILTER_CLEAR)] },
+    Place { context: KeyContext::TextField, title: "Installer image, acknowledgement, VM name pattern, snapshot file",
+        parts: &[Keys(TEXT_FIELD), Keys(DELETE_CHAR), Keys(CANCEL)] },
+    Place { context: KeyContext::Confirm, title: "Confirmation", parts: &[Keys(CONFIRM), Keys(DELETE_CHAR), Keys(CONFIRM_CANCEL)] },
+    Place { context: KeyContext::Explain, title: "Explanation (? on the plan), messages (:messages)",
+        parts: &[Keys(SCROLL), Keys(EXPLAIN_CLOSE), Keys(CTRL_C_QUITS)] },
+    Place { context: KeyContext::Help, title: "Help", parts: &[Keys(SCROLL), Keys(HELP_CLOSE), Keys(CTRL_C_QUITS)] },
+    Place { context: KeyContext::QuitQuestion, title: "Quit while a rollout or provision runs", parts: &[Keys(QUIT_QUESTION)] },
+    Place { context: KeyContext::TooSmall, title: "Terminal below 80x24", parts: &[Keys(TOO_SMALL)] },
+];
+
+/// Under a screen module, the shell's keys after the module's own.
+static ON_A_MODULE: Place = Place {
+    context: KeyContext::Screen(""),
+    title: "",
+    parts: &[Keys(GLOBAL)],
+};
+
 impl KeyContext {
-    pub const ALL: [KeyContext; 13] = [
-        KeyContext::Fleet,
-        KeyContext::Cluster,
-        KeyContext::NodeDetail,
-        KeyContext::Clusters,
-        KeyContext::Errors,
-        KeyContext::CommandLine,
-        KeyContext::Filter,
-        KeyContext::TextField,
-        KeyContext::Confirm,
-        KeyContext::Explain,
-        KeyContext::Help,
-        KeyContext::QuitQuestion,
-        KeyContext::TooSmall,
-    ];
+    /// The shell's own contexts, in the order `?` lists them.
+    pub fn all() -> impl Iterator<Item = KeyContext> {
+        PLACES.iter().map(|p| p.context)
+    }
+
+    fn place(self) -> &'static Place {
+        (PLACES.iter().find(|p| p.context == self)).unwrap_or(&ON_A_MODULE)
+    }
 
     pub fn title(self) -> &'static str {
         match self {
-            KeyContext::Fleet => "Cluster list (fleet)",
-            KeyContext::Cluster => "Cluster panes (nodes, etcd, versions)",
-            KeyContext::NodeDetail => "Node detail",
-            KeyContext::Clusters => "Discovery (:contexts)",
-            KeyContext::Errors => "Discovery errors",
-            KeyContext::Help => "Help",
-            KeyContext::CommandLine => "Command line (:)",
-            KeyContext::Filter => "Filter (/)",
-            KeyContext::Confirm => "Confirmation",
-            KeyContext::TextField => {
-                "Installer image, acknowledgement, VM name pattern, snapshot file"
-            }
-            KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
-            KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
-            KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::Screen(name) => name,
+            _ => self.place().title,
         }
     }
 
@@ -86,6 +109,70 @@ impl KeyContext {
         )
     }
 }
+
+/// The fleet, cluster panes and node detail: moving through rows, filter and sort, live data.
+#[rustfmt::skip]
+static FLEET_OWN: &[Binding] = &[
+    bind(&[Key::ENTER], Action::OpenSelected, "open the selected cluster").footer("open"),
+    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade of the selected cluster"),
+    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade of the selected cluster"),
+];
+
+#[rustfmt::skip]
+static CLUSTER_OWN: &[Binding] = &[
+    bind(&[Key::char('1')], Action::ShowPane(Pane::Nodes), "nodes pane"),
+    bind(&[Key::char('2')], Action::ShowPane(Pane::Etcd), "etcd pane"),
+    bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
+    bind(&[Key::TAB], Action::NextPane, "next pane").footer("pane"),
+    bind(&[Key::ENTER], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
+    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade (or show the running one)"),
+    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
+    bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
+];
+
+#[rustfmt::skip]
+static TABLE_KEYS: &[Binding] = &[
+    bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
+    bind(&[Key::char('s')], Action::SortNext, "sort by the next column"),
+    bind(&[Key::char('S')], Action::SortReverse, "reverse the sort"),
+];
+
+#[rustfmt::skip]
+const REFRESH: Binding = bind(&[Key::char('r')], Action::Refresh, "refresh now").footer("refresh");
+
+#[rustfmt::skip]
+const PAUSE: Binding = bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data");
+
+static LIVE_KEYS: &[Binding] = &[REFRESH, PAUSE.footer("pause")];
+
+/// The live keys where the footer is full (cluster panes, node detail): pause
+/// is in help only.
+static LIVE_KEYS_BRIEF: &[Binding] = &[REFRESH, PAUSE];
+
+/// Enter opens a node only from the nodes pane.
+fn on_the_nodes_pane(state: &AppState) -> bool {
+    state.screen == Screen::Cluster(Pane::Nodes)
+}
+
+#[rustfmt::skip]
+static FLEET_TAIL: &[Binding] = &[
+    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors"),
+    bind(&[Key::ESC], Action::Back, "clear the filter"),
+];
+
+#[rustfmt::skip]
+static DETAIL_OWN: &[Binding] = &[
+    bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
+    bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
+    bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
+];
+
+#[rustfmt::skip]
+static GLOBAL: &[Binding] = &[
+    command_line("command line (:nodes, :etcd, :ctx NAME, :q)"),
+    HELP,
+    quit("quit").footer("quit"),
+];
 
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
@@ -144,87 +231,110 @@ fn room_for_resources(state: &AppState) -> bool {
 fn on_a_logs_pane(state: &AppState) -> bool {
     let pane = matches!(
         state.screen,
-        Screen::Cluster(super::screen::Pane::Nodes) | Screen::Cluster(super::screen::Pane::Etcd)
+        Screen::Cluster(Pane::Nodes) | Screen::Cluster(Pane::Etcd)
     );
     pane && state.size.0 >= 90
 }
 
+/// On the cluster panes: the Cluster API tree of the cluster in use.
+#[rustfmt::skip]
+static OPEN_CAPI: &[Binding] = &[bind(&[Key::char('C')], Action::Open("capi"), "the cluster's Cluster API tree and stuck states (:capi)")];
+
+/// On the cluster panes and node detail, ahead of their other keys.
+#[rustfmt::skip]
+static OPEN_ACTIONS: &[Binding] = &[bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member")];
+
+/// On the fleet and the cluster panes, after their other keys.
+#[rustfmt::skip]
+static DELETE_CLUSTER: &[Binding] = &[bind(&[Key::char('D')], Action::OpenDelete, "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)")];
+
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]
-pub(super) static SCROLL: &[Binding] = &[
-    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "scroll down").footer("scroll"),
-    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "scroll up"),
+static SCROLL: &[Binding] = &[
+    bind(&[Key::char('j'), Key::DOWN], Action::Move(Move::Down), "scroll down").footer("scroll"),
+    bind(&[Key::char('k'), Key::UP], Action::Move(Move::Up), "scroll up"),
 ];
 
 /// Editing a line being typed.
 #[rustfmt::skip]
-pub(super) static DELETE_CHAR: &[Binding] = &[bind(&[Key::BACKSPACE], Action::DeleteBack, "delete a character")];
+static DELETE_CHAR: &[Binding] = &[bind(&[Key::BACKSPACE], Action::DeleteBack, "delete a character")];
 
-/// The bindings of one context, in help and footer order.
-pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
-    let parts: &[&'static [Binding]] = match context {
-        KeyContext::Fleet => &[
-            panes::FLEET_OWN,
-            panes::TABLE_KEYS,
-            panes::LIVE_KEYS,
-            panes::FLEET_TAIL,
-            panes::GLOBAL,
-            panes::MOVES,
-            actions::DELETE_CLUSTER,
-            OPEN_CREATE,
-            OPEN_CERTS,
-        ],
-        KeyContext::Cluster => &[
-            actions::FROM_PANES,
-            panes::CLUSTER_OWN,
-            OPEN_PROVISION,
-            panes::TABLE_KEYS,
-            panes::LIVE_KEYS_BRIEF,
-            panes::GLOBAL,
-            panes::MOVES,
-            OPEN_LOGS,
-            OPEN_HEALTH,
-            panes::CAPI_FROM_CLUSTER,
-            actions::DELETE_CLUSTER,
-        ],
-        KeyContext::NodeDetail => &[
-            actions::FROM_PANES,
-            panes::DETAIL_OWN,
-            panes::LIVE_KEYS_BRIEF,
-            panes::GLOBAL,
-            panes::MOVES,
-            OPEN_LOGS_OF_NODE,
-            OPEN_RESOURCES,
-            OPEN_CONFIG,
-        ],
-        KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
-        KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::Help => &[SCROLL, overlay::HELP_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::CommandLine => &[overlay::COMMAND_LINE, DELETE_CHAR, overlay::CANCEL],
-        KeyContext::Filter => &[overlay::FILTER, DELETE_CHAR, overlay::FILTER_CLEAR],
-        KeyContext::Confirm => &[overlay::CONFIRM, DELETE_CHAR, overlay::CONFIRM_CANCEL],
-        KeyContext::TextField => &[overlay::TEXT_FIELD, DELETE_CHAR, overlay::CANCEL],
-        KeyContext::Explain => &[SCROLL, overlay::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
-        KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::Screen(_) => &[panes::GLOBAL],
-    };
-    parts.iter().flat_map(|p| p.iter()).collect()
+#[rustfmt::skip]
+static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
+
+/// Esc and Ctrl-c leave the command line and a text field unchanged.
+#[rustfmt::skip]
+static CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
+
+#[rustfmt::skip]
+static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
+
+/// Ctrl-C quits from the overlays too (q closes them); on the too-small
+/// screen q quits as well.
+#[rustfmt::skip]
+static CTRL_C_QUITS: &[Binding] = &[bind(&[Key::ctrl('c')], Action::Quit, "quit (asks first while a rollout or provision runs)")];
+
+#[rustfmt::skip]
+static TOO_SMALL: &[Binding] = &[quit("quit; every other key waits for a larger terminal").footer("quit")];
+
+#[rustfmt::skip]
+static QUIT_QUESTION: &[Binding] = &[
+    bind(&[Key::char('y')], Action::ConfirmQuit, "quit now (a rollout's journal resumes it on the next start)").footer("quit"),
+    bind(&[ Key::char('n'), Key::ESC, Key::char('q'), Key::ctrl('c'), ], Action::Back, "stay (the default)").footer("stay"),
+];
+
+#[rustfmt::skip]
+static ERRORS_CLOSE: &[Binding] = &[bind(&[Key::ESC, Key::char('e'), Key::char('q')], Action::Back, "close").footer("close")];
+
+#[rustfmt::skip]
+static HELP_CLOSE: &[Binding] = &[bind(&[Key::ESC, Key::char('?'), Key::char('q')], Action::Back, "close help").footer("close")];
+
+#[rustfmt::skip]
+static COMMAND_LINE: &[Binding] = &[
+    bind(&[Key::TAB], Action::Complete, "complete command or cluster name").footer("complete"),
+    bind(&[Key::ENTER], Action::Submit, "run the command").footer("run"),
+];
+
+#[rustfmt::skip]
+static FILTER: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "keep the filter").footer("keep")];
+
+#[rustfmt::skip]
+static FILTER_CLEAR: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "clear the filter").footer("clear")];
+
+#[rustfmt::skip]
+static CONFIRM: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "go ahead if the typed name matches, else cancel").footer("confirm")];
+
+#[rustfmt::skip]
+static CONFIRM_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel (the default)").footer("cancel")];
+
+/// The shell's bindings of `ctx` (less the shared move keys), in help and footer order.
+pub fn bindings(ctx: KeyContext) -> Vec<&'static Binding> {
+    (ctx.place().parts.iter())
+        .flat_map(|part| match part {
+            Keys(table) => table.iter().collect(),
+            Moves => Vec::new(),
+        })
+        .collect()
 }
 
-/// `ctx`'s bindings with the keys that reach them: under a screen module, less the keys the
-/// module binds itself (`q` goes back on the log screen while Ctrl-c still quits).
-pub fn shown_bindings(ctx: KeyContext, screens: &Screens) -> Vec<(String, &'static Binding)> {
+/// `ctx`'s keys as `?` and the footer show them, with the keys that reach them: under a
+/// screen module, less the keys the module binds itself (`q` goes back on the log screen
+/// while Ctrl-c still quits).
+pub fn shown(ctx: KeyContext, state: &AppState) -> Vec<KeyLine> {
     let module = match ctx {
-        KeyContext::Screen(name) => screens.get(name),
+        KeyContext::Screen(name) => state.screens.get(name),
         _ => None,
     };
     let reaches = |k: &&Key| module.is_none_or(|m| !m.binds(&KeyEvent::new(k.code, k.mods)));
-    bindings(ctx)
-        .into_iter()
-        .filter_map(|b| {
-            let keys: Vec<String> = b.keys.iter().filter(reaches).map(Key::label).collect();
-            (!keys.is_empty()).then(|| (keys.join("/"), b))
+    (ctx.place().parts.iter())
+        .flat_map(|part| match part {
+            Keys(table) => key_lines(table, state),
+            Moves => key_lines(MOVE_KEYS, &()),
+        })
+        .filter_map(|mut line| {
+            let keys: Vec<String> = line.bound.iter().filter(reaches).map(Key::label).collect();
+            line.keys = keys.join("/");
+            (!keys.is_empty()).then_some(line)
         })
         .collect()
 }
@@ -278,38 +388,24 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
     {
         return Some(Action::ScreenKey(*event));
     }
+    let own = ctx.place().parts.iter().find_map(|part| match part {
+        Keys(table) => intent(*table, event).cloned(),
+        Moves => intent(MOVE_KEYS, event).map(|to| Action::Move(*to)),
+    });
     let typed = || typed_char(event).filter(|_| ctx.takes_text());
-    (intent(bindings(ctx), event).cloned()).or_else(|| typed().map(Action::Insert))
+    own.or_else(|| typed().map(Action::Insert))
 }
 
-/// Footer hints where the keys go now: (keys, label) pairs in table order,
-/// only those the state offers.
+/// Footer hints where the keys go now: (keys, label) pairs in table order, only those the
+/// state offers; a screen module's own first, then the shell's that reach past it.
 pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
     let ctx = context(state);
-    let module = match ctx {
+    let own = match ctx {
         KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
         _ => None,
     };
-    let own: Vec<(String, &'static str)> = (module.into_iter().flatten())
+    (own.into_iter().flatten().chain(shown(ctx, state)))
         .filter_map(|line| line.footer.map(|label| (line.keys, label)))
-        .collect();
-    // A key the module binds is its own, in its words: the shell's label for it goes.
-    let bound_here = |keys: &str| {
-        let first = keys.split('/').next();
-        (own.iter()).any(|(k, _)| k.split('/').any(|k| first == Some(k)))
-    };
-    let shell: Vec<_> = (footer_of(ctx, state).into_iter())
-        .filter(|(keys, _)| !bound_here(keys))
-        .collect();
-    own.into_iter().chain(shell).collect()
-}
-
-/// The footer hints of `ctx`'s own table, only those the state offers.
-fn footer_of(ctx: KeyContext, state: &AppState) -> Vec<(String, &'static str)> {
-    shown_bindings(ctx, &state.screens)
-        .into_iter()
-        .filter(|(_, b)| b.offered.is_none_or(|offered| offered(state)))
-        .filter_map(|(keys, b)| b.footer.map(|label| (keys, label)))
         .collect()
 }
 

@@ -14,7 +14,7 @@ fn list_keys() {
     let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
     assert!(matches!(q, Some(Action::Quit)));
     let big_g = action_for(&state, &press(KeyCode::Char('G'), KeyModifiers::SHIFT));
-    assert!(matches!(big_g, Some(Action::MoveLast)));
+    assert!(matches!(big_g, Some(Action::Move(Move::Last))));
     let ctrl_c = action_for(&state, &press(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert!(matches!(ctrl_c, Some(Action::Quit)));
     assert!(action_for(&state, &press(KeyCode::Char('z'), KeyModifiers::NONE)).is_none());
@@ -79,7 +79,7 @@ fn the_too_small_screen_takes_only_quit() {
 
 #[test]
 fn p_provisions_and_space_pauses_wherever_they_are_bound() {
-    for ctx in KeyContext::ALL {
+    for ctx in KeyContext::all() {
         for b in bindings(ctx) {
             if b.keys.contains(&Key::char('p')) {
                 assert!(
@@ -122,7 +122,7 @@ fn big_u_plans_a_kubernetes_upgrade_from_the_fleet() {
 
 #[test]
 fn labels_are_ascii() {
-    for ctx in KeyContext::ALL {
+    for ctx in KeyContext::all() {
         for b in bindings(ctx) {
             assert!(b.key_labels().is_ascii());
         }

@@ -11,6 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::action::Effect;
+pub use super::binding::KeyLine;
 use super::message::Message;
 use super::plan_screen::GuardSource;
 use super::screen::Screen;
@@ -111,15 +112,6 @@ impl Step {
     }
 }
 
-/// One key of a screen's table as `?` and the footer show it, its offer answered where it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyLine {
-    pub keys: String,
-    pub help: &'static str,
-    /// The footer's label, when the footer shows the key here and now.
-    pub footer: Option<&'static str>,
-}
-
 /// Where a screen is opened from: the screen under it, the node selected there (the nodes
 /// pane's selection, node detail's node) and the words of the `:` command or key that named
 /// what to show (`:logs etcd cp-1`: `logs`, `etcd`, `cp-1`).
@@ -181,10 +173,15 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     fn title(&self) -> &'static str;
     /// Its own keys, in help and footer order (the shell adds `:`, `?` and quit).
     fn keys(&self) -> Vec<KeyLine>;
-    /// Whether one of its keys is `event`.
-    fn binds(&self, event: &KeyEvent) -> bool;
-    /// Brought on screen: the step, or why it cannot show now (it stays closed).
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message>;
+    /// Whether one of its keys is `event`: by default, one of the keys it lists.
+    fn binds(&self, event: &KeyEvent) -> bool {
+        (self.keys().iter()).any(|line| line.bound.iter().any(|k| k.matches(event)))
+    }
+    /// Brought on screen: the step, or why it cannot show now (it stays closed); by default
+    /// it shows as it stands.
+    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
+        Ok(Step::default())
+    }
     /// Brought on screen from `opening`; by default as [`ScreenModule::open`].
     fn open_from(&mut self, _opening: &Opening, shared: &Shared) -> Result<Step, Message> {
         self.open(shared)

@@ -2,7 +2,6 @@
 //! none while the list follows what runs (the current step, the newest
 //! event); j/k, PgUp/PgDn and g/G set it, and moving back onto the followed
 //! line follows again. Views draw the list around it. Pure.
-use super::action::Action;
 use super::binding::Move;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,22 +19,6 @@ impl Scroll {
     /// Whether the operator moved away from the followed line.
     pub fn is_set(&self) -> bool {
         self.at.is_some()
-    }
-
-    /// Moves for a move key (`page` lines for PgUp/PgDn) in a list of `len`
-    /// that follows line `follow`; false for any other key.
-    pub fn apply(&mut self, action: &Action, len: usize, follow: usize, page: usize) -> bool {
-        let step = match action {
-            Action::MoveDown => Move::Down,
-            Action::MoveUp => Move::Up,
-            Action::MoveFirst => Move::First,
-            Action::MoveLast => Move::Last,
-            Action::PageDown => Move::PageDown,
-            Action::PageUp => Move::PageUp,
-            _ => return false,
-        };
-        self.go(step, len, follow, page);
-        true
     }
 
     /// One move in a list of `len` that follows line `follow`, `page` lines a page.
@@ -67,17 +50,16 @@ mod tests {
     fn follows_until_moved_and_again_when_back_on_the_followed_line() {
         let mut s = Scroll::default();
         assert_eq!(s.at(17, 3), 3);
-        assert!(s.apply(&Action::MoveDown, 17, 3, 5));
+        s.go(Move::Down, 17, 3, 5);
         assert_eq!((s.at(17, 3), s.is_set()), (4, true));
-        assert!(s.apply(&Action::PageDown, 17, 3, 5));
+        s.go(Move::PageDown, 17, 3, 5);
         assert_eq!(s.at(17, 3), 9);
-        assert!(s.apply(&Action::MoveLast, 17, 3, 5));
+        s.go(Move::Last, 17, 3, 5);
         assert_eq!(s.at(17, 3), 16);
-        assert!(s.apply(&Action::MoveFirst, 17, 3, 5));
+        s.go(Move::First, 17, 3, 5);
         assert_eq!(s.at(17, 3), 0);
-        assert!(s.apply(&Action::PageDown, 17, 3, 3));
+        s.go(Move::PageDown, 17, 3, 3);
         assert!(!s.is_set(), "back on the followed line: following");
-        assert!(!s.apply(&Action::Back, 17, 3, 5));
     }
 
     #[test]
@@ -90,7 +72,7 @@ mod tests {
     #[test]
     fn a_log_dropping_lines_keeps_the_place_on_its_line() {
         let mut s = Scroll::default();
-        s.apply(&Action::MoveUp, 200, 199, 10);
+        s.go(Move::Up, 200, 199, 10);
         s.dropped_front(1);
         assert_eq!(s.at(200, 199), 197);
     }

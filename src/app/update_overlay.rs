@@ -1,6 +1,7 @@
 //! The overlays' part of the update step: help, errors and messages scrolled, a guard's
 //! explanation scrolled, and the typed confirmation the dispatcher asked for.
 use super::action::{Action, Effect};
+use super::binding::Move;
 use super::keymap;
 use super::state::{AppState, ConfirmState, Overlay};
 use crate::approval::Answer;
@@ -16,10 +17,7 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
         // Help as long as it is laid out at this size.
         Overlay::Help { scroll } => {
             let here = keymap::screen_context(state);
-            (
-                super::help::max_scroll(here, &state.screens, state.size),
-                scroll,
-            )
+            (super::help::max_scroll(here, state), scroll)
         }
         // Two lines per error.
         Overlay::Errors { scroll } => (
@@ -35,8 +33,8 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
     match action {
         Action::Back => return Vec::new(),
         Action::Explain | Action::Submit if text => return Vec::new(),
-        Action::MoveDown => *scroll = scroll.saturating_add(1).min(max),
-        Action::MoveUp => *scroll = scroll.saturating_sub(1),
+        Action::Move(Move::Down) => *scroll = scroll.saturating_add(1).min(max),
+        Action::Move(Move::Up) => *scroll = scroll.saturating_sub(1),
         _ => {}
     }
     state.overlay = Some(overlay);

@@ -3,6 +3,7 @@
 //! poller reports into the fleet model, and the poller requests that follow
 //! from what is on screen.
 use super::action::{Action, Effect, PollerCommand};
+use super::binding::Move;
 use super::message::Message;
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, MAX_HELD_EVENTS, Overlay};
@@ -180,32 +181,24 @@ fn page(state: &AppState) -> usize {
 }
 
 /// Moves the selection of `kind` and keeps it by the row's identity.
-fn move_selection(state: &mut AppState, kind: TableKind, action: &Action) {
+fn move_selection(state: &mut AppState, kind: TableKind, to: Move) {
     let data = tables::table(state, kind);
     let Some(last) = data.rows.len().checked_sub(1) else {
         return;
     };
     let i = data.selected_index(state.tables.get(kind));
-    let to = match action {
-        Action::MoveDown | Action::NextNode => (i + 1).min(last),
-        Action::MoveUp | Action::PreviousNode => i.saturating_sub(1),
-        Action::MoveFirst => 0,
-        Action::MoveLast => last,
-        Action::PageDown => (i + page(state)).min(last),
-        Action::PageUp => i.saturating_sub(page(state)),
-        _ => i,
-    };
+    let to = to.from(i, last, page(state));
     state.tables.get_mut(kind).selected = Some(data.rows[to].key.clone());
 }
 
 /// The move keys on node detail scroll its recent events (newest first, so
 /// it follows the top line).
-fn scroll_node_events(state: &mut AppState, action: &Action) {
+fn scroll_node_events(state: &mut AppState, to: Move) {
     let len = detail_node_key(state)
         .and_then(|node| state.current_live()?.events.get(&node).map(|e| e.len()))
         .unwrap_or(0);
     let page = page(state);
-    state.node_events.apply(action, len, 0, page);
+    state.node_events.go(to, len, 0, page);
 }
 
 /// Shows the cluster in use (after Enter or `:ctx`) on its nodes pane,
@@ -277,18 +270,17 @@ fn refresh(state: &mut AppState) -> Vec<Effect> {
 pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
     let table = state.active_table();
     match action {
-        Action::MoveDown
-        | Action::MoveUp
-        | Action::MoveFirst
-        | Action::MoveLast
-        | Action::PageDown
-        | Action::PageUp => match table {
-            Some(kind) => move_selection(state, kind, &action),
-            None if state.screen == Screen::NodeDetail => scroll_node_events(state, &action),
+        Action::Move(to) => match table {
+            Some(kind) => move_selection(state, kind, to),
+            None if state.screen == Screen::NodeDetail => scroll_node_events(state, to),
             None => {}
         },
         Action::PreviousNode | Action::NextNode if state.screen == Screen::NodeDetail => {
-            move_selection(state, TableKind::Nodes, &action);
+            let to = match action {
+                Action::NextNode => Move::Down,
+                _ => Move::Up,
+            };
+            move_selection(state, TableKind::Nodes, to);
             state.node_events = Default::default();
         }
         Action::OpenSelected | Action::UseSelected => match state.screen {

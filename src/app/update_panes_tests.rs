@@ -96,7 +96,7 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
         update(&mut s, Action::SortNext);
     }
     assert_eq!(s.tables.nodes.sort, 5);
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     assert_eq!(s.tables.nodes.selected.as_deref(), Some("127.10.0.2"));
     // "a" goes DOWN and sorts after "b" now; the selection stays on "b".
     update(
@@ -287,7 +287,7 @@ fn usage_is_read_for_the_rows_that_can_be_on_screen_and_asked_again_only_when_th
     update(&mut s, usage_event("alpha", "w-2", "127.10.0.2", 40.0));
     assert_eq!(usage_request(&mut s), None);
     for _ in 0..8 {
-        update(&mut s, Action::MoveDown);
+        update(&mut s, Action::Move(Move::Down));
     }
     let scrolled = asked(usage_request(&mut s)).expect("the rows scrolled to");
     assert_eq!(scrolled.1, ["w-4", "w-5", "w-6", "w-7", "w-8", "w-9"]);

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::app::binding::Move;
 use crate::app::message::Level;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
@@ -58,15 +59,15 @@ fn type_text(s: &mut AppState, text: &str) {
 #[test]
 fn moves_within_bounds() {
     let mut s = state();
-    update(&mut s, Action::MoveUp);
+    update(&mut s, Action::Move(Move::Up));
     assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
     for _ in 0..5 {
-        update(&mut s, Action::MoveDown);
+        update(&mut s, Action::Move(Move::Down));
     }
     assert_eq!(selected(&s).as_deref(), Some("staging"));
-    update(&mut s, Action::MoveFirst);
+    update(&mut s, Action::Move(Move::First));
     assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
-    update(&mut s, Action::MoveLast);
+    update(&mut s, Action::Move(Move::Last));
     assert_eq!(selected(&s).as_deref(), Some("staging"));
 }
 
@@ -95,7 +96,7 @@ fn esc_in_filter_clears_it() {
     let mut s = state();
     update(&mut s, Action::OpenFilter);
     type_text(&mut s, "prod");
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     assert_eq!(listed(&s).len(), 2);
     update(&mut s, Action::Back);
     assert!(s.input.is_none());
@@ -216,14 +217,14 @@ fn pasted_newline_does_not_submit() {
 fn help_and_errors_overlays_close_with_back() {
     let mut s = state();
     update(&mut s, Action::OpenHelp);
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     assert_eq!(s.overlay, Some(Overlay::Help { scroll: 1 }));
     update(&mut s, Action::Back);
     assert_eq!(s.overlay, None);
     update(&mut s, Action::OpenErrors);
     assert_eq!(s.overlay, Some(Overlay::Errors { scroll: 0 }));
     // Keys in an overlay do not move the list underneath.
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     assert_eq!(selected(&s).as_deref(), Some("prod-eu"));
 }
 
@@ -266,7 +267,7 @@ fn confirmation_flow_goes_through_effects() {
 #[test]
 fn reload_replaces_clusters_and_keeps_selection() {
     let mut s = state();
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     s.current = Some("prod-eu".into());
     let discovery = Discovery {
         clusters: vec![cluster("new", None), cluster("prod-us", None)],

@@ -398,6 +398,7 @@ fn perform(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::binding::Move;
     use crate::app::message::Level;
     use crate::approval::{AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
@@ -511,7 +512,7 @@ mod tests {
             "but nothing on screen did"
         );
         c.state.size = (80, 24);
-        apply(&mut c.state, Action::MoveDown);
+        apply(&mut c.state, Action::Move(Move::Down));
         apply(&mut c.state, Action::OpenHelp);
         assert!(draw_if_changed(&mut terminal, &c, &mut shown).unwrap());
     }

@@ -51,7 +51,7 @@ fn cell(look: &Look, help: &HelpLayout, cell: Option<&HelpCell>, pad: bool) -> V
 
 /// The help's lines at `width`, the columns side by side.
 fn lines(state: &AppState, look: &Look, width: usize) -> Vec<Line<'static>> {
-    let help = layout(screen_context(state), &state.screens, width);
+    let help = layout(screen_context(state), state, width);
     let last = help.columns.len().saturating_sub(1);
     (0..help.rows())
         .map(|row| {

@@ -8,9 +8,7 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
-};
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::capi_doctor::{findings_of, fix_choices};
 use crate::app::message::Message;
 use crate::app::screens::{Ask, FleetChange, ScreenModule, ScreenName, Shared, Step};
@@ -87,10 +85,6 @@ impl ScreenModule for CapiScreen {
 
     fn keys(&self) -> Vec<KeyLine> {
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(KEYS, event)
     }
 
     /// On the cluster in use, when a management cluster among the kube contexts owns it.

@@ -8,10 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
-};
-use crate::app::message::Message;
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::screens::{FleetChange, ScreenModule, ScreenName, Shared, Step};
 use crate::fleet::FleetModel;
 use crate::fleet::cert_expiry::{CertExpiry, soonest_first};
@@ -58,14 +55,6 @@ impl ScreenModule for CertsScreen {
 
     fn keys(&self) -> Vec<KeyLine> {
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(KEYS, event)
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Ok(Step::default())
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {

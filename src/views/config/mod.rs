@@ -291,10 +291,6 @@ impl ScreenModule for ConfigScreen {
         binds_with_moves(KEYS, event)
     }
 
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Err(Message::info(WHERE_IT_OPENS))
-    }
-
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
         let (cluster, node) = opening.node(shared, WHERE_IT_OPENS)?;
         let reading = self.request.as_ref().map_or(0, |r| r.reading);

@@ -82,10 +82,6 @@ impl ScreenModule for Checklist {
         key_lines(CHECKLIST, self)
     }
 
-    fn binds(&self, event: &KeyEvent) -> bool {
-        intent(CHECKLIST, event).is_some()
-    }
-
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
         self.open_checks(shared)
     }

@@ -132,14 +132,6 @@ impl ScreenModule for LogsScreen {
         lines
     }
 
-    fn binds(&self, event: &KeyEvent) -> bool {
-        self.intent(event).is_some()
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Err(Message::info(update::WHERE_LOGS_OPEN))
-    }
-
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
         self.open_for(opening, shared)
     }

@@ -252,7 +252,7 @@ fn logs_and_dmesg_commands_name_nodes() {
 #[test]
 fn l_on_the_nodes_pane_picks_for_the_selection_and_watches_its_services() {
     let mut s = healthy(Pane::Nodes);
-    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Move(Move::Down));
     let effects = press(&mut s, KeyCode::Char('l'));
     assert_eq!(
         screen(&s).picker.as_ref().map(|p| p.node.name.as_str()),
@@ -282,7 +282,7 @@ fn l_on_the_versions_pane_says_where_logs_open() {
 
 #[test]
 fn the_footer_and_help_show_the_shells_keys_less_those_the_screen_binds() {
-    use crate::app::keymap::{KeyContext, footer_hints, shown_bindings};
+    use crate::app::keymap::{KeyContext, footer_hints, shown};
     let mut s = healthy(Pane::Etcd);
     press(&mut s, KeyCode::Char('l'));
     let footer = footer_hints(&s);
@@ -294,9 +294,8 @@ fn the_footer_and_help_show_the_shells_keys_less_those_the_screen_binds() {
         footer.contains(&("Ctrl-c".to_string(), "quit")),
         "{footer:?}"
     );
-    let shell: Vec<String> = shown_bindings(KeyContext::Screen(NAME), &s.screens)
-        .into_iter()
-        .map(|(keys, _)| keys)
+    let shell: Vec<String> = (shown(KeyContext::Screen(NAME), &s).into_iter())
+        .map(|line| line.keys)
         .collect();
     assert_eq!(shell, [":", "?", "Ctrl-c"]);
     // q goes back to the etcd pane; the streams stop.

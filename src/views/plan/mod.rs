@@ -185,9 +185,9 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = Vec::new();
         if let Some((keys, help)) = K::typing(self) {
-            let keys = keys.to_string();
             lines.push(KeyLine {
-                keys,
+                keys: keys.to_string(),
+                bound: &[],
                 help,
                 footer: None,
             });
@@ -210,15 +210,6 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         typing
             || intent(K::own_keys(self), event).is_some()
             || (gate && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
-    }
-
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let opening = Opening {
-            from: K::home(),
-            node: None,
-            words: Vec::new(),
-        };
-        K::open(self, &opening, shared)
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {

@@ -13,9 +13,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::app::action::Effect;
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
-};
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::message::Message;
 use crate::app::screens::{
     Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
@@ -205,14 +203,6 @@ impl ScreenModule for ResourcesScreen {
 
     fn keys(&self) -> Vec<KeyLine> {
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(KEYS, event)
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Err(Message::info(WHERE_IT_OPENS))
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
