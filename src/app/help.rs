@@ -69,10 +69,7 @@ fn sections(here: KeyContext, state: &AppState) -> Vec<(String, Vec<(String, Str
     let mut out: Vec<(String, Vec<(String, String)>)> = std::iter::once(here)
         .chain(others)
         .map(|ctx| {
-            let module = match ctx {
-                KeyContext::Screen(name) => state.screens.get(name),
-                _ => None,
-            };
+            let module = ctx.module(&state.screens);
             let own = module.into_iter().flat_map(|m| m.keys());
             let entries = (own.chain(shown(ctx, state)))
                 .map(|line| (line.keys, line.help.to_string()))

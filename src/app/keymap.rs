@@ -11,6 +11,7 @@ use super::binding::typed_char;
 pub use super::binding::{Binding, Key, bind};
 use super::binding::{HELP, KeyLine, MOVE_KEYS, Move, command_line, intent, key_lines, quit};
 use super::screen::{Pane, Screen};
+use super::screens::{ScreenModule, Screens};
 use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
@@ -85,6 +86,14 @@ impl KeyContext {
     /// The shell's own contexts, in the order `?` lists them.
     pub fn all() -> impl Iterator<Item = KeyContext> {
         PLACES.iter().map(|p| p.context)
+    }
+
+    /// The screen module whose own keys come first here.
+    pub fn module(self, screens: &Screens) -> Option<&dyn ScreenModule> {
+        match self {
+            KeyContext::Screen(name) => screens.get(name),
+            _ => None,
+        }
     }
 
     fn place(self) -> &'static Place {
@@ -321,10 +330,7 @@ pub fn bindings(ctx: KeyContext) -> Vec<&'static Binding> {
 /// screen module, less the keys the module binds itself (`q` goes back on the log screen
 /// while Ctrl-c still quits).
 pub fn shown(ctx: KeyContext, state: &AppState) -> Vec<KeyLine> {
-    let module = match ctx {
-        KeyContext::Screen(name) => state.screens.get(name),
-        _ => None,
-    };
+    let module = ctx.module(&state.screens);
     let reaches = |k: &&Key| module.is_none_or(|m| !m.binds(&KeyEvent::new(k.code, k.mods)));
     (ctx.place().parts.iter())
         .flat_map(|part| match part {
@@ -383,9 +389,7 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
         return None;
     }
     let ctx = context(state);
-    if let KeyContext::Screen(name) = ctx
-        && state.screens.get(name).is_some_and(|m| m.binds(event))
-    {
+    if ctx.module(&state.screens).is_some_and(|m| m.binds(event)) {
         return Some(Action::ScreenKey(*event));
     }
     let own = ctx.place().parts.iter().find_map(|part| match part {
@@ -400,10 +404,7 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
 /// state offers; a screen module's own first, then the shell's that reach past it.
 pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
     let ctx = context(state);
-    let own = match ctx {
-        KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
-        _ => None,
-    };
+    let own = ctx.module(&state.screens).map(|m| m.keys());
     (own.into_iter().flatten().chain(shown(ctx, state)))
         .filter_map(|line| line.footer.map(|label| (line.keys, label)))
         .collect()

@@ -2,60 +2,53 @@
 //! and the news its IO task sends back, each typed by the screen and carried opaquely here.
 use std::any::Any;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// A screen module's name: how keys, commands, news and tasks address it.
 pub type ScreenName = &'static str;
 
 /// Data a screen's IO task (in `console`) reports to it, typed by the screen.
-#[derive(Clone)]
-pub struct ScreenNews {
-    pub screen: ScreenName,
-    pub news: Arc<dyn Any + Send + Sync>,
-}
+pub type ScreenNews = Addressed<News>;
 
 /// IO a screen asks of the event loop, typed by the screen; the console runs it and reports
 /// back as [`ScreenNews`].
+pub type ScreenTask = Addressed<Task>;
+
+/// Which way an [`Addressed`] value goes: to the screen, or from it to the event loop.
+#[derive(Debug, Clone)]
+pub enum News {}
+#[derive(Debug, Clone)]
+pub enum Task {}
+
+/// A value typed by screen `screen`, carried opaquely between it and its IO.
 #[derive(Clone)]
-pub struct ScreenTask {
+pub struct Addressed<Way> {
     pub screen: ScreenName,
-    pub task: Arc<dyn Any + Send + Sync>,
+    body: Arc<dyn Any + Send + Sync>,
+    way: PhantomData<Way>,
 }
 
-impl ScreenNews {
-    pub fn new<T: Any + Send + Sync>(screen: ScreenName, news: T) -> ScreenNews {
-        ScreenNews {
+impl<Way> Addressed<Way> {
+    pub fn new<T: Any + Send + Sync>(screen: ScreenName, body: T) -> Addressed<Way> {
+        Addressed {
             screen,
-            news: Arc::new(news),
+            body: Arc::new(body),
+            way: PhantomData,
         }
     }
 
     pub fn get<T: Any>(&self) -> Option<&T> {
-        self.news.downcast_ref()
+        self.body.downcast_ref()
     }
 }
 
-impl ScreenTask {
-    pub fn new<T: Any + Send + Sync>(screen: ScreenName, task: T) -> ScreenTask {
-        ScreenTask {
-            screen,
-            task: Arc::new(task),
-        }
-    }
-
-    pub fn get<T: Any>(&self) -> Option<&T> {
-        self.task.downcast_ref()
-    }
-}
-
-impl fmt::Debug for ScreenNews {
+impl<Way> fmt::Debug for Addressed<Way> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ScreenNews({})", self.screen)
-    }
-}
-
-impl fmt::Debug for ScreenTask {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ScreenTask({})", self.screen)
+        let way = std::any::type_name::<Way>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("");
+        write!(f, "Screen{way}({})", self.screen)
     }
 }

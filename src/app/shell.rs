@@ -7,7 +7,8 @@ use super::actions::ProgressNews;
 use super::message::Message;
 use super::screen::Pane;
 use super::screen::Screen;
-use super::screens::{Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
+use super::screens::{Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews};
+use super::screens::{Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
 
@@ -33,6 +34,11 @@ fn on_top(state: &AppState) -> Option<ScreenName> {
         Screen::Module(name) => Some(name),
         _ => None,
     }
+}
+
+/// The module on top itself.
+fn top_module(state: &AppState) -> Option<&dyn ScreenModule> {
+    state.screens.get(on_top(state)?)
 }
 
 /// Runs `f` on the screens with what they are lent of the rest of `state`.
@@ -120,38 +126,33 @@ pub fn show_progress(state: &mut AppState, news: ProgressNews) -> Vec<Effect> {
     effects
 }
 
+/// The step `f` takes of the module on top, finished: the effects it asks for, or `None`
+/// when no module is on top or it takes none.
+fn to_top(
+    state: &mut AppState,
+    f: impl FnOnce(&mut dyn ScreenModule, &Shared) -> Option<Step>,
+) -> Option<Vec<Effect>> {
+    let name = on_top(state)?;
+    let step = lent(state, |screens, shared| {
+        f(screens.get_mut(name)?.as_mut(), shared)
+    })?;
+    Some(finish(state, name, step))
+}
+
 /// A key of the module on top.
 pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
-    let Some(name) = on_top(state) else {
-        return Vec::new();
-    };
-    let step = lent(state, |screens, shared| {
-        screens
-            .get_mut(name)
-            .map(|module| module.on_key(event, shared))
-    });
-    step.map_or_else(Vec::new, |step| finish(state, name, step))
+    to_top(state, |m, shared| Some(m.on_key(event, shared))).unwrap_or_default()
 }
 
 /// Enter on the input line a module asked for: the text to the module on top.
 pub fn on_input(state: &mut AppState, text: &str) -> Vec<Effect> {
-    let Some(name) = on_top(state) else {
-        return Vec::new();
-    };
-    let step = lent(state, |screens, shared| {
-        screens.get_mut(name).map(|m| m.on_input(text, shared))
-    });
-    step.map_or_else(Vec::new, |step| finish(state, name, step))
+    to_top(state, |m, shared| Some(m.on_input(text, shared))).unwrap_or_default()
 }
 
 /// The dispatcher's approval, for the module on top: the effects that run it, or `None` when
 /// no plan of that module asked for it.
 pub fn on_approved(state: &mut AppState, approved: &ApprovedAction) -> Option<Vec<Effect>> {
-    let name = on_top(state)?;
-    let step = lent(state, |screens, shared| {
-        screens.get_mut(name)?.on_approved(approved, shared)
-    })?;
-    Some(finish(state, name, step))
+    to_top(state, |m, shared| m.on_approved(approved, shared))
 }
 
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
@@ -220,19 +221,13 @@ pub fn on_news(state: &mut AppState, news: &ScreenNews) -> (bool, Vec<Effect>) {
 
 /// The filter typed on the line a module on top opened; whether one took it.
 pub fn set_filter(state: &mut AppState, text: &str) -> bool {
-    let Some(name) = on_top(state) else {
-        return false;
-    };
-    state.screens.get_mut(name).is_some_and(|module| {
-        module.set_filter(text);
-        true
-    })
+    let module = on_top(state).and_then(|name| state.screens.get_mut(name));
+    module.map(|m| m.set_filter(text)).is_some()
 }
 
 /// The node whose services the module on top has the pollers watch.
 pub fn watched_node(state: &AppState) -> Option<String> {
-    let module = on_top(state).and_then(|name| state.screens.get(name))?;
-    module.watched_node().map(String::from)
+    top_module(state)?.watched_node().map(String::from)
 }
 
 /// After an update step: each module told whether it is on top, for what runs only while it
@@ -273,9 +268,7 @@ pub fn on_tick(state: &mut AppState, wall: u64) -> bool {
 
 /// Whether the screen on top is a module that shows the cluster in use.
 pub fn of_cluster_in_use(state: &AppState) -> bool {
-    on_top(state)
-        .and_then(|name| state.screens.get(name))
-        .is_some_and(|m| m.of_cluster_in_use())
+    top_module(state).is_some_and(|m| m.of_cluster_in_use())
 }
 
 /// An action while a module is on top and no overlay or input line is: its keys go to it;
