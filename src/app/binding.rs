@@ -147,25 +147,6 @@ pub fn key_lines<A, S>(table: &[Binding<A, S>], on: &S) -> Vec<KeyLine> {
         .collect()
 }
 
-/// `q` and Ctrl-c: quit, on every screen without typed text.
-const QUIT_KEYS: &[Key] = &[Key::char('q'), Key::ctrl('c')];
-
-/// `:`: the command line.
-const COMMAND_LINE_KEYS: &[Key] = &[Key::char(':')];
-
-/// `?`: the help overlay, listing the keys of the screen under it.
-pub const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
-
-/// `q` / Ctrl-c: quit; `help` says what quitting leaves behind on this screen.
-pub const fn quit(help: &'static str) -> Binding {
-    bind(QUIT_KEYS, Action::Quit, help)
-}
-
-/// `:`: the command line; `help` names the commands that matter on this screen.
-pub const fn command_line(help: &'static str) -> Binding {
-    bind(COMMAND_LINE_KEYS, Action::OpenCommandLine, help)
-}
-
 impl<A, S> Binding<A, S> {
     /// Shown in the footer as `label`.
     pub const fn footer(mut self, label: &'static str) -> Binding<A, S> {

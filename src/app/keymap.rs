@@ -9,7 +9,7 @@ use crossterm::event::{KeyEvent, KeyEventKind};
 use super::action::Action;
 use super::binding::typed_char;
 pub use super::binding::{Binding, Key, bind};
-use super::binding::{HELP, KeyLine, MOVE_KEYS, Move, command_line, intent, key_lines, quit};
+use super::binding::{KeyLine, MOVE_KEYS, Move, intent, key_lines};
 use super::screen::{Pane, Screen};
 use super::screens::{ScreenModule, Screens};
 use super::state::{AppState, InputKind, Overlay};
@@ -78,7 +78,7 @@ static PLACES: &[Place] = &[
 /// Under a screen module, the shell's keys after the module's own.
 static ON_A_MODULE: Place = Place {
     context: KeyContext::Screen(""),
-    title: "",
+    title: "Screen module",
     parts: &[Keys(GLOBAL)],
 };
 
@@ -101,10 +101,7 @@ impl KeyContext {
     }
 
     pub fn title(self) -> &'static str {
-        match self {
-            KeyContext::Screen(name) => name,
-            _ => self.place().title,
-        }
+        self.place().title
     }
 
     /// Contexts where unbound printable keys are typed text.
@@ -118,6 +115,12 @@ impl KeyContext {
         )
     }
 }
+
+/// `q` and Ctrl-c: quit, on every screen without typed text.
+const QUIT: &[Key] = &[Key::char('q'), Key::ctrl('c')];
+
+/// `?`: the help overlay, listing the keys of the screen under it.
+const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
 
 /// The fleet, cluster panes and node detail: moving through rows, filter and sort, live data.
 #[rustfmt::skip]
@@ -178,20 +181,20 @@ static DETAIL_OWN: &[Binding] = &[
 
 #[rustfmt::skip]
 static GLOBAL: &[Binding] = &[
-    command_line("command line (:nodes, :etcd, :ctx NAME, :q)"),
+    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:nodes, :etcd, :ctx NAME, :q)"),
     HELP,
-    quit("quit").footer("quit"),
+    bind(QUIT, Action::Quit, "quit").footer("quit"),
 ];
 
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
     bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
     bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
-    command_line("command line (:ctx NAME, :q)").footer("command"),
+    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
     HELP,
     bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
-    quit("quit").footer("quit"),
+    bind(QUIT, Action::Quit, "quit").footer("quit"),
 ];
 
 /// The keys that bring a screen module on top: `C` on the fleet, `H` on the cluster panes.
@@ -284,7 +287,7 @@ static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char
 static CTRL_C_QUITS: &[Binding] = &[bind(&[Key::ctrl('c')], Action::Quit, "quit (asks first while a rollout or provision runs)")];
 
 #[rustfmt::skip]
-static TOO_SMALL: &[Binding] = &[quit("quit; every other key waits for a larger terminal").footer("quit")];
+static TOO_SMALL: &[Binding] = &[bind(QUIT, Action::Quit, "quit; every other key waits for a larger terminal").footer("quit")];
 
 #[rustfmt::skip]
 static QUIT_QUESTION: &[Binding] = &[

@@ -20,21 +20,16 @@ pub struct Message {
 
 impl Message {
     pub fn info(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Info,
-            text: text.into(),
-        }
+        Message::at(Level::Info, text)
     }
     pub fn warn(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Warn,
-            text: text.into(),
-        }
+        Message::at(Level::Warn, text)
     }
     pub fn error(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Error,
-            text: text.into(),
-        }
+        Message::at(Level::Error, text)
+    }
+    fn at(level: Level, text: impl Into<String>) -> Message {
+        let text = text.into();
+        Message { level, text }
     }
 }

@@ -37,11 +37,7 @@ impl Pane {
     }
 
     pub fn next(self) -> Pane {
-        match self {
-            Pane::Nodes => Pane::Etcd,
-            Pane::Etcd => Pane::Versions,
-            Pane::Versions => Pane::Nodes,
-        }
+        Pane::ALL[(self as usize + 1) % Pane::ALL.len()]
     }
 
     pub fn table(self) -> TableKind {

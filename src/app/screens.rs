@@ -255,7 +255,7 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
 pub trait AsScreen {
     fn boxed_clone(&self) -> Box<dyn ScreenModule>;
     fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any>;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 impl<T: ScreenModule + Clone + 'static> AsScreen for T {
@@ -267,8 +267,8 @@ impl<T: ScreenModule + Clone + 'static> AsScreen for T {
         self
     }
 
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }
 
@@ -316,7 +316,7 @@ impl Screens {
     pub fn find_mut<T: Any>(&mut self) -> Option<&mut T> {
         self.modules
             .iter_mut()
-            .find_map(|m| m.as_any_mut()?.downcast_mut())
+            .find_map(|m| m.as_any_mut().downcast_mut())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &dyn ScreenModule> {
