@@ -38,7 +38,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
         patches,
         role: args.role,
         nodes: args.nodes.clone(),
-        mode: args.mode.apply_mode(),
+        mode: args.mode,
         try_timeout: args.try_timeout,
     };
     let (plan, lease, owner) = runtime.block_on(async {

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::cli::{CreateArgs, DeliverArg, GlobalArgs};
+use crate::cli::{CreateArgs, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateOptions, CreatePlan, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent,
+    CreateOptions, CreatePlan, CreateRequest, FingerprintPolicy, LifecycleEvent,
     PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, SetupError, create_runner, given_fingerprints,
     headless_fingerprints, plan_with_guards,
 };
@@ -37,10 +37,7 @@ fn request(args: &CreateArgs) -> CreateRequest {
         talos: args.talos.clone(),
         kubernetes: args.kubernetes.clone(),
         endpoint: args.endpoint.clone(),
-        delivery: match args.deliver {
-            DeliverArg::UserData => Delivery::UserData,
-            DeliverArg::Maintenance => Delivery::Maintenance,
-        },
+        delivery: args.deliver,
         patches: PatchFiles {
             all: args.config_patch.clone(),
             controlplane: args.config_patch_control_plane.clone(),
