@@ -66,33 +66,6 @@ pub struct ConfigDriftArgs {
     pub output: OutputFormat,
 }
 
-/// How the nodes apply a patch (`ApplyConfigurationRequest.mode`).
-#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PatchMode {
-    /// The node applies it now, rebooting when the change needs it.
-    #[default]
-    Auto,
-    /// Now, without a reboot; a node refuses a change that needs one.
-    NoReboot,
-    /// At the node's next reboot.
-    Staged,
-    /// Now, on trial: the node reverts it by itself unless it is confirmed within
-    /// --try-timeout; taloscope confirms it once the node is back and healthy.
-    Try,
-}
-
-impl PatchMode {
-    pub fn apply_mode(self) -> crate::talos::ApplyMode {
-        use crate::talos::ApplyMode;
-        match self {
-            PatchMode::Auto => ApplyMode::Auto,
-            PatchMode::NoReboot => ApplyMode::NoReboot,
-            PatchMode::Staged => ApplyMode::Staged,
-            PatchMode::Try => ApplyMode::Try,
-        }
-    }
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct ConfigPatchArgs {
     #[command(flatten)]
@@ -106,8 +79,8 @@ pub struct ConfigPatchArgs {
     /// Only these nodes (names or addresses, comma-separated).
     #[arg(long, value_name = "NODE,...", value_delimiter = ',')]
     pub nodes: Vec<String>,
-    #[arg(long, value_enum, default_value_t = PatchMode::Auto)]
-    pub mode: PatchMode,
+    #[arg(long, value_enum, default_value_t = crate::talos::ApplyMode::Auto)]
+    pub mode: crate::talos::ApplyMode,
     /// How long a node keeps a --mode try change before reverting it (90s, 2m, 1m30s).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
     pub try_timeout: Duration,

@@ -1,21 +1,10 @@
 //! `taloscope create` and `taloscope delete`: whole clusters. Parsing only.
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::{GateArgs, SourceArgs};
-
-/// How machine configs reach the new VMs.
-#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DeliverArg {
-    /// Base64 USER_DATA in each VM's CONTEXT (anyone who can read the VM can read it; needs
-    /// --endpoint).
-    UserData,
-    /// Boot into maintenance mode; apply each config over the Talos API to the certificate
-    /// fingerprint shown.
-    #[default]
-    Maintenance,
-}
+use crate::cluster_lifecycle::Delivery;
 
 /// `taloscope create`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
@@ -46,8 +35,8 @@ pub struct CreateArgs {
     /// plane's).
     #[arg(long, value_name = "ADDR")]
     pub endpoint: Option<String>,
-    #[arg(long, value_enum, default_value_t = DeliverArg::Maintenance)]
-    pub deliver: DeliverArg,
+    #[arg(long, value_enum, default_value_t = Delivery::Maintenance)]
+    pub deliver: Delivery,
     /// A config patch for every node (RFC 6902 JSON patch or strategic merge YAML).
     #[arg(long, value_name = "FILE")]
     pub config_patch: Vec<PathBuf>,

@@ -12,13 +12,13 @@ pub use gate::GateArgs;
 mod operations;
 pub use operations::*;
 mod lifecycle;
-pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
+pub use lifecycle::{CreateArgs, DeleteArgs};
 mod capi;
 pub use capi::*;
 mod config;
 pub use config::*;
 mod node_resources;
-pub use node_resources::{NodeInfoArgs, TopArgs, TopSort};
+pub use node_resources::{NodeInfoArgs, TopArgs};
 
 #[derive(Parser, Debug)]
 #[command(

@@ -1,8 +1,9 @@
 //! The command lines of the reads of what runs inside a node: `node info` and `top`. Each
 //! takes its config files after the subcommand, as every headless command does.
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::{OutputFormat, SourceArgs};
+use crate::node_resources::SortKey;
 
 /// `taloscope node info`.
 #[derive(Args, Debug, Clone)]
@@ -19,14 +20,6 @@ pub struct NodeInfoArgs {
     pub sample_ms: u64,
 }
 
-/// What `top` ranks by.
-#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TopSort {
-    #[default]
-    Cpu,
-    Mem,
-}
-
 /// `taloscope top`.
 #[derive(Args, Debug, Clone)]
 pub struct TopArgs {
@@ -35,8 +28,8 @@ pub struct TopArgs {
     /// One node's processes (its name or address); without it, the cluster's nodes.
     #[arg(long, value_name = "NODE")]
     pub node: Option<String>,
-    #[arg(long, value_enum, default_value_t = TopSort::Cpu)]
-    pub sort: TopSort,
+    #[arg(long, value_enum, default_value_t = SortKey::Cpu)]
+    pub sort: SortKey,
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     /// Milliseconds between the two samples CPU use is measured over.

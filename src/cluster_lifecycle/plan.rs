@@ -9,14 +9,16 @@ use crate::approval::MutatingAction;
 use crate::cluster_config::MergedEntries;
 use crate::config::{MachineRole, ProviderKind};
 
-/// How each machine config reaches its VM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// How each machine config reaches its VM (`create --deliver`; each variant's doc comment is
+/// its help there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Delivery {
-    /// Base64 `USER_DATA` in the VM's CONTEXT, read by Talos at first boot.
+    /// Base64 USER_DATA in each VM's CONTEXT (anyone who can read the VM can read it; needs
+    /// --endpoint).
     UserData,
-    /// No USER_DATA: the VM boots into maintenance mode and gets its config through
-    /// `ApplyConfiguration`, to the certificate fingerprint the operator confirmed.
+    /// Boot into maintenance mode; apply each config over the Talos API to the certificate
+    /// fingerprint shown.
     #[default]
     Maintenance,
 }

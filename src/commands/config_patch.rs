@@ -38,7 +38,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
         patches,
         role: args.role,
         nodes: args.nodes.clone(),
-        mode: args.mode.apply_mode(),
+        mode: args.mode,
         try_timeout: args.try_timeout,
     };
     let (plan, lease, owner) = runtime.block_on(async {
@@ -67,9 +67,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
         owner.as_ref(),
     );
     let gate = CommandGate::new(global, &chosen.paths, &args.gate);
-    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.action(), &guards)?;
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(args.node_timeout),
         poll_interval: Duration::from_millis(args.poll_ms.max(1)),

@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 
-use crate::cli::{CreateArgs, DeliverArg, GlobalArgs};
+use crate::cli::{CreateArgs, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateOptions, CreatePlan, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent,
+    CreateOptions, CreatePlan, CreateRequest, FingerprintPolicy, LifecycleEvent,
     PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, SetupError, create_runner, given_fingerprints,
     headless_fingerprints, plan_with_guards,
 };
@@ -37,10 +38,7 @@ fn request(args: &CreateArgs) -> CreateRequest {
         talos: args.talos.clone(),
         kubernetes: args.kubernetes.clone(),
         endpoint: args.endpoint.clone(),
-        delivery: match args.deliver {
-            DeliverArg::UserData => Delivery::UserData,
-            DeliverArg::Maintenance => Delivery::Maintenance,
-        },
+        delivery: args.deliver,
         patches: PatchFiles {
             all: args.config_patch.clone(),
             controlplane: args.config_patch_control_plane.clone(),
@@ -81,7 +79,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<Exi
     let gate = CommandGate::new(global, paths, &flags);
     // What the run writes into, checked before anything is asked (a plan names it a guard).
     let files = if args.gate.yes { Some(files?) } else { None };
-    let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
+    let (approved, Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
         return Ok(ExitCode::SUCCESS);
     };
     let files = ContextFiles {
@@ -106,14 +104,18 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<Exi
         let _ = gate.dispatcher.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
     })?;
-    let printer = print_events(rx, args.gate.output, |event: &LifecycleEvent| {
-        let line = event.line();
-        Some(match event {
-            LifecycleEvent::Phase { .. } => ("phase", data(event), line),
-            LifecycleEvent::Note { text } => ("note", data(text), line),
-            LifecycleEvent::Finished { summary } => ("finished", data(summary), line),
-        })
-    });
+    let printer = print_events(
+        ReceiverStream::new(rx),
+        args.gate.output,
+        |event: &LifecycleEvent| {
+            let line = event.line();
+            Some(match event {
+                LifecycleEvent::Phase { .. } => ("phase", data(event), line),
+                LifecycleEvent::Note { text } => ("note", data(text), line),
+                LifecycleEvent::Finished { summary } => ("finished", data(summary), line),
+            })
+        },
+    );
     let mut create = ClusterCreate::new(runner);
     // A create runs to its end (OperationKind::Create's cancel rule); a killed one resumes
     // from its journal. The create's own events carry its lines.

@@ -47,7 +47,7 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<Exi
         None
     };
     let gate = CommandGate::new(global, paths, &args.gate);
-    let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
+    let (approved, Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
         return Ok(ExitCode::SUCCESS);
     };
     let provider =

@@ -46,9 +46,7 @@ pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop
         .block_on(rollout_lease_read(&connected.observer));
     let guards = plan_guards(&plan, &connected.status, &roles, &lease);
     let gate = CommandGate::new(global, &chosen.paths, &args.gate);
-    let Some(approved) = gate.pass(&plan, plan.mutating_action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.mutating_action(), &guards)?;
     let limits = SnapshotLimits {
         bound: Duration::from_secs(args.timeout),
         max_bytes: SNAPSHOT_MAX_BYTES,

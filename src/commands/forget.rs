@@ -27,9 +27,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, St
     .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = forget_guards(&plan, &status);
     let gate = CommandGate::new(global, &chosen.paths, &args.gate);
-    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.action(), &guards)?;
     let mut operation = NodeForget::new(plan.clone(), observer);
     let subject =
         json!({"cluster": plan.cluster, "context": plan.context, "address": plan.address});

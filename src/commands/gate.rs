@@ -148,7 +148,8 @@ impl<'a> CommandGate<'a> {
     /// The plan (the command's part of its report), the action it asks the dispatcher for and
     /// its guards, through the gate (`check_mode` has made sure of `--plan`, or `--yes` with
     /// `--confirm`). An `--ack` no guard asks for is a usage error. `--plan` prints the report
-    /// and ends: `None`, or exit 1 when a guard blocks. `--yes`: the interrupted actions of
+    /// and ends the command: a stop with exit 0 and nothing more to say, or exit 1 when a guard
+    /// blocks. `--yes`: the interrupted actions of
     /// earlier runs said, the dispatcher's approval asked (read-only refusal, typed name,
     /// audit), the plan printed for a table (unless `progress_only`), and a refusal (audited) when a guard blocks.
     pub fn pass<P: PlanText>(
@@ -156,17 +157,15 @@ impl<'a> CommandGate<'a> {
         plan: P,
         action: MutatingAction,
         guards: &[Guard],
-    ) -> Result<Option<ApprovedAction>, Stop> {
+    ) -> Result<ApprovedAction, Stop> {
         let (acks, output) = (&self.flags.ack, self.flags.output);
         unknown_acks(guards, acks)?;
         let confirm = action.confirm_name().to_string();
         let report = PlanReport::new(plan, guards, acks);
         if self.flags.plan {
             write_stdout(&report.text(output, &confirm)?)?;
-            return match report.blocked {
-                true => Err(Stop(EXIT_BLOCKED, String::new())),
-                false => Ok(None),
-            };
+            let code = if report.blocked { EXIT_BLOCKED } else { 0 };
+            return Err(Stop(code, String::new()));
         }
         let approved = self.confirm(action)?;
         if output == OutputFormat::Table && (report.blocked || !self.progress_only) {
@@ -175,7 +174,7 @@ impl<'a> CommandGate<'a> {
         if report.blocked {
             return Err(refuse(&self.dispatcher, &approved, guards, acks));
         }
-        Ok(Some(approved))
+        Ok(approved)
     }
 
     /// The dispatcher's approval of `action`, the interrupted actions of earlier runs said

@@ -31,9 +31,7 @@ pub(super) fn run(
         gather_guards(&plan, &status, &observer, &lease).await
     });
     let gate = CommandGate::new(global, &chosen.paths, &flags.gate);
-    let Some(approved) = gate.pass(&plan, plan.mutating_action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.mutating_action(), &guards)?;
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),

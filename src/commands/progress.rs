@@ -47,12 +47,12 @@ pub(super) type Told = (&'static str, serde_json::Value, String);
 /// Prints a runner's own events as they come, until every sender is gone: each as `tell` words
 /// it, or not at all (`None`).
 pub(super) fn print_events<E: Send + 'static>(
-    mut events: tokio::sync::mpsc::Receiver<E>,
+    mut events: impl futures::Stream<Item = E> + Send + Unpin + 'static,
     output: OutputFormat,
     mut tell: impl FnMut(&E) -> Option<Told> + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
+        while let Some(event) = futures::StreamExt::next(&mut events).await {
             if let Some((kind, data, line)) = tell(&event) {
                 print_progress(output, kind, &data, &line);
             }

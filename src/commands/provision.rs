@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, ProvisionArgs};
@@ -107,9 +108,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         .await,
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
-    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.action(), &guards)?;
 
     let (tx, rx) = mpsc::channel(64);
     let options = RunnerOptions {
@@ -118,13 +117,17 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
     let runner =
         ProvisionRunner::new(plan, provider, checks, journal, options, tx).with_guards(inputs);
-    let printer = print_events(rx, args.gate.output, |event: &ProvisionEvent| {
-        Some(match event {
-            ProvisionEvent::Vm(p) => ("vm", data(p), p.line()),
-            ProvisionEvent::Note(n) => ("note", data(n), n.clone()),
-            ProvisionEvent::Finished(s) => ("finished", data(s), s.line()),
-        })
-    });
+    let printer = print_events(
+        ReceiverStream::new(rx),
+        args.gate.output,
+        |event: &ProvisionEvent| {
+            Some(match event {
+                ProvisionEvent::Vm(p) => ("vm", data(p), p.line()),
+                ProvisionEvent::Note(n) => ("note", data(n), n.clone()),
+                ProvisionEvent::Finished(s) => ("finished", data(s), s.line()),
+            })
+        },
+    );
     let mut provisioning = Provisioning::new(runner);
     // The provision's own events carry its lines.
     let result = gate

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_if, usage};
 use super::gate::CommandGate;
@@ -73,9 +74,7 @@ async fn scale(
             PrepareError::Plan(e) => usage(e.to_string()),
         })?;
     let gate = CommandGate::new(global, paths, &args.gate);
-    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = gate.pass(&plan, plan.action(), &guards)?;
     let options = ScaleOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
         timeout: Duration::from_secs(args.timeout),
@@ -84,7 +83,8 @@ async fn scale(
     let output = args.gate.output;
     let (tx, rx) = mpsc::channel(64);
     let mut last_etcd = String::new();
-    let printer = print_events(rx, output, move |event: &ScaleEvent| {
+    let events = ReceiverStream::new(rx);
+    let printer = print_events(events, output, move |event: &ScaleEvent| {
         // Every poll checks etcd; a table says so when what it found changes.
         if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (event, output) {
             if *reason == last_etcd {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
 use super::session::{node_named, read_cluster};
-use crate::cli::{GlobalArgs, TopArgs, TopSort};
+use crate::cli::{GlobalArgs, TopArgs};
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_resources::text::{self, percent};
 use crate::node_resources::{
@@ -35,16 +35,13 @@ struct ClusterUsage {
     nodes: Vec<NodeUsage>,
 }
 
-fn sort_key(sort: TopSort) -> (SortKey, &'static str) {
-    match sort {
-        TopSort::Cpu => (SortKey::Cpu, "cpu"),
-        TopSort::Mem => (SortKey::Memory, "mem"),
-    }
-}
-
 pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop> {
     let span = Duration::from_millis(args.sample_ms);
-    let (key, sort) = sort_key(args.sort);
+    let key = args.sort;
+    let sort = match key {
+        SortKey::Cpu => "cpu",
+        SortKey::Memory => "mem",
+    };
     read_cluster(global, async |_, observer| {
         let status = observer.status().await;
         let Some(wanted) = &args.node else {

@@ -40,11 +40,12 @@ pub struct NodeIdentity {
     pub machine_type: String,
 }
 
-/// How `top` orders what it lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How `top` orders what it lists (`top --sort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SortKey {
     #[default]
     Cpu,
+    #[value(name = "mem")]
     Memory,
 }
 

@@ -356,12 +356,18 @@ impl Default for LegacyUpgrade {
 /// (api/machine/machine.proto at v1.14.0-rc.1, "use AUTO or NO_REBOOT instead") and a Talos
 /// 1.14 node refuses it outside maintenance (v1alpha1_server.go), while AUTO and NO_REBOOT
 /// exist on every version taloscope speaks to; a reboot is its own call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `config patch --mode` takes one; each variant's doc comment is its help there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ApplyMode {
+    /// The node applies it now, rebooting when the change needs it.
     #[default]
     Auto,
+    /// Now, without a reboot; a node refuses a change that needs one.
     NoReboot,
+    /// At the node's next reboot.
     Staged,
+    /// Now, on trial: the node reverts it by itself unless it is confirmed within
+    /// --try-timeout; taloscope confirms it once the node is back and healthy.
     Try,
 }
 

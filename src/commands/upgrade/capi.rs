@@ -82,11 +82,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
         )
     });
     let command_gate = CommandGate::new(global, &chosen.paths, gate);
-    let Some(approved) =
-        command_gate.pass(CapiPlanText::new(&plan), capi_action(&plan), &guards)?
-    else {
-        return Ok(ExitCode::SUCCESS);
-    };
+    let approved = command_gate.pass(CapiPlanText::new(&plan), capi_action(&plan), &guards)?;
     if let (Some(_), Ok((tree, _))) = (&resumed, &read) {
         eprintln!(
             "taloscope: resuming the CAPI-way upgrade of {cluster} to {} from its journal (phase {} of {})",

@@ -4,10 +4,7 @@
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::follow::labelled_progress_line;
-use super::rollout::{CommandFlags, HeadlessUpgrade};
+use super::rollout::{CommandFlags, HeadlessUpgrade, labelled_progress_line};
 use crate::cli::UpgradeK8sArgs;
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
@@ -24,13 +21,9 @@ use crate::versions::{Version, is_known_kubernetes_release};
 
 /// The Kubernetes upgrade's part of its plan report: the plan's fields are the `upgrade-k8s
 /// --plan --output json` contract beside the guards.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-pub struct KubePlanText<'a>(&'a KubernetesUpgradePlan);
-
-impl PlanText for KubePlanText<'_> {
+impl PlanText for &KubernetesUpgradePlan {
     fn table(&self) -> String {
-        let plan = self.0;
+        let plan = self;
         let mut out = format!(
             "KUBERNETES UPGRADE {} from {} to {}\n  pre-pull images: {}\n",
             plan.cluster,
@@ -147,6 +140,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     }
 
     fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {
-        KubePlanText(plan)
+        plan
     }
 }

@@ -11,7 +11,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 mod capi;
-mod follow;
 mod kubernetes;
 pub(super) mod rollout;
 
@@ -29,8 +28,7 @@ use crate::upgrade::{
     RunOptions, TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
-use follow::progress_line;
-use rollout::{CommandFlags, HeadlessUpgrade};
+use rollout::{CommandFlags, HeadlessUpgrade, progress_line};
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {

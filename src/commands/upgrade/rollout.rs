@@ -2,21 +2,27 @@
 //! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
 //! pass the plan through the one gate ([`CommandGate::pass`]: printed with `--plan`, else
 //! approved) and run it, or approve and resume the journal's run, through the one pipeline,
-//! which audits how it ended; one progress line per change. Each command supplies its plan,
-//! guards and its part of the plan report ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
+//! which audits how it ended; one progress line per step change on the one printer
+//! ("[2/5] cp-2: rebooting (phase kexec)", or a JSON line), the last with the outcome. Each
+//! command supplies its plan, guards and its part of the plan report ([`HeadlessUpgrade`]).
+//! Exit 0 / 1 / 2.
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::follow::{Follow, finish};
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
 use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_if, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
+use crate::commands::progress::print_events;
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, other_rollout};
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
-use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
+use crate::rollout::{
+    RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase, StepProgress,
+};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
@@ -168,9 +174,7 @@ fn run_connected<C: HeadlessUpgrade>(
                     .await
             });
             guards.extend(extra);
-            let Some(approved) = gate.pass(command.report(&plan), action, &guards)? else {
-                return Ok(ExitCode::SUCCESS);
-            };
+            let approved = gate.pass(command.report(&plan), action, &guards)?;
             let _entered = runtime.enter();
             let run = UpgradeRun::<C::Kind> {
                 approved,
@@ -183,13 +187,84 @@ fn run_connected<C: HeadlessUpgrade>(
             spawn_upgrade(run, tx)
         }
     };
-    let follow = Follow {
-        cluster: &cluster.name,
-        target: &wanted_target,
-        line: C::LINE,
-        output: flags.gate.output,
-    };
-    Ok(finish(&runtime, handle, rx, follow))
+    // One line per step change, until the rollout ends; the runner audits how it ended.
+    let (name, mut shown) = (cluster.name.clone(), Vec::<StepProgress>::new());
+    let ended = runtime.block_on(async {
+        let events = UnboundedReceiverStream::new(rx);
+        let printer = print_events(events, flags.gate.output, move |event| match event {
+            RolloutEvent::Started(summary) => {
+                shown = summary.steps.clone();
+                None
+            }
+            RolloutEvent::Step {
+                index, progress, ..
+            } => {
+                let same = shown.get(*index).is_some_and(|s| {
+                    (s.phase, &s.detail, &s.error)
+                        == (progress.phase, &progress.detail, &progress.error)
+                });
+                let count = shown.len().max(index + 1);
+                if let Some(slot) = shown.get_mut(*index) {
+                    *slot = progress.clone();
+                }
+                let step =
+                    serde_json::json!({"index": index + 1, "count": count, "step": progress});
+                (!same).then(|| ("step", step, C::LINE(*index, count, progress)))
+            }
+            RolloutEvent::Finished { outcome, .. } => {
+                let target = &wanted_target;
+                let finished =
+                    serde_json::json!({"cluster": name, "target": target, "outcome": outcome});
+                Some(("finished", finished, outcome_line(&name, target, outcome)))
+            }
+            RolloutEvent::Log { .. }
+            | RolloutEvent::Paused { .. }
+            | RolloutEvent::Resumed { .. } => None,
+        });
+        let ended = handle.task.await;
+        let _ = printer.await;
+        ended
+    });
+    Ok(exit_if(!matches!(ended, Ok(RolloutOutcome::Completed))))
+}
+
+/// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.
+pub fn progress_line(index: usize, total: usize, step: &StepProgress) -> String {
+    let mut line = format!(
+        "[{}/{total}] {}: {}",
+        index + 1,
+        step.node,
+        step.phase.as_str()
+    );
+    if step.phase == StepPhase::Failed {
+        if let Some(error) = &step.error {
+            line.push_str(&format!(": {error}"));
+        }
+    } else if !step.detail.is_empty() {
+        line.push_str(&format!(" ({})", step.detail));
+    }
+    line
+}
+
+/// "[3/17] cp-3 kube-apiserver v1.35.0: waiting for ready (...)": the step's label after the
+/// node, for rollouts with several steps per node.
+pub fn labelled_progress_line(index: usize, total: usize, step: &StepProgress) -> String {
+    let mut named = step.clone();
+    if !step.label.is_empty() {
+        named.node = format!("{} {}", step.node, step.label);
+    }
+    progress_line(index, total, &named)
+}
+
+/// The last line of a run.
+fn outcome_line(cluster: &str, target: &str, outcome: &RolloutOutcome) -> String {
+    match outcome {
+        RolloutOutcome::Completed => format!("upgrade of {cluster} to {target} completed"),
+        RolloutOutcome::Aborted => format!("upgrade of {cluster} to {target} aborted"),
+        RolloutOutcome::Halted(reason) => {
+            format!("upgrade of {cluster} to {target} halted: {reason}")
+        }
+    }
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
@@ -245,4 +320,26 @@ fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal
         journal.target,
         journal.steps.len()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_read_like_the_issue() {
+        let mut s = StepProgress::pending("talos-cp-2", "upgrade to v1.12.0");
+        s.phase = StepPhase::Rebooting;
+        s.detail = "phase kexec".into();
+        assert_eq!(
+            progress_line(1, 5, &s),
+            "[2/5] talos-cp-2: rebooting (phase kexec)"
+        );
+        s.phase = StepPhase::Failed;
+        s.error = Some("timed out after 15m".into());
+        assert_eq!(
+            progress_line(1, 5, &s),
+            "[2/5] talos-cp-2: failed: timed out after 15m"
+        );
+    }
 }
