@@ -11,6 +11,7 @@ pub use crate::provision::SourceChoice;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::views::form::{FormState, ProviderChoice, form_guards};
+use crate::views::wizard::WizardScreen;
 
 mod update;
 mod view;
@@ -148,11 +149,8 @@ impl GuardedPlan for Wizard {
     }
 }
 
-/// The provision wizard as a screen module.
-#[derive(Debug, Clone, Default)]
-pub struct ProvisionScreen {
-    pub wizard: Option<Wizard>,
-}
+/// The provision wizard's screen: the wizard on the one wizard shell.
+pub type ProvisionScreen = WizardScreen<Wizard>;
 
 /// IO the wizard asks of the console.
 #[derive(Debug, Clone)]
