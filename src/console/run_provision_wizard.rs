@@ -1,5 +1,6 @@
-//! The provision wizard's IO (its screen tasks): the provider's sources listed and the plan
-//! made with the headless command's planner, each in a task that tells the screen.
+//! The provision wizard's IO (its screen tasks): the provider's sources listed
+//! (`Provider::sources`) and the plan made with the headless command's planner, each in a
+//! task that tells the screen.
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -9,10 +10,9 @@ use crate::app::state::AppState;
 use crate::cluster_lifecycle::provider_named;
 use crate::config::Config;
 use crate::opennebula::auth::OneEnvironment;
-use crate::opennebula::oneflow::Service;
 use crate::provision::cluster::{join_checks, machine_config_endpoint, names_in_use};
-use crate::provision::{Provider, ProviderClients, plan};
-use crate::views::provision::{NAME, ProvisionNews, ProvisionTask, SourceChoice};
+use crate::provision::{Provider, plan};
+use crate::views::provision::{NAME, ProvisionNews, ProvisionTask};
 
 pub(super) fn provider(
     config: &Config,
@@ -22,25 +22,6 @@ pub(super) fn provider(
     provider_named(config, env, name)
         .map(|(provider, _)| provider)
         .map_err(|e| e.to_string())
-}
-
-/// The provider's VM templates, or its OneFlow services with their roles.
-async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
-    let choice = |id, name, roles| SourceChoice { id, name, roles };
-    let listed = match &provider.clients {
-        ProviderClients::Templates(client) => (client.templates().await).map(|list| {
-            (list.into_iter())
-                .map(|t| choice(t.id, t.name, Vec::new()))
-                .collect()
-        }),
-        ProviderClients::Flow { flow, .. } => (flow.services().await).map(|list| {
-            let roles = |s: Service| s.roles.into_iter().map(|r| r.name).collect();
-            (list.into_iter())
-                .map(|s| choice(s.id, s.name.clone(), roles(s)))
-                .collect()
-        }),
-    };
-    listed.map_err(|e| e.to_string())
 }
 
 /// Runs one task of the wizard; its answer goes to the screen.
@@ -53,7 +34,10 @@ pub(super) fn perform(state: &AppState, task: ProvisionTask, app: &mpsc::Sender<
         } => {
             let config = Arc::clone(&state.provision.config);
             super::answer(app, NAME, async move {
-                let result = async { list_sources(provider(&config, &one_env, &name)?).await };
+                let result = async {
+                    let provider = provider(&config, &one_env, &name)?;
+                    provider.sources().await.map_err(|e| e.to_string())
+                };
                 let result = result.await;
                 ProvisionNews::Sources {
                     cluster,

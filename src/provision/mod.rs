@@ -19,7 +19,7 @@ pub use journal::{JournalEntry, ProviderAt, ProvisionJournal};
 pub use machine_config::{MachineConfig, MachineConfigError};
 pub use plan::{PlanSource, ProvisionPlan};
 pub use progress::{ProvisionEvent, ProvisionStage, ProvisionSummary, VmProgress};
-pub use provider::{PlanRequest, Provider, ProviderClients, connect, plan};
+pub use provider::{PlanRequest, Provider, ProviderClients, SourceChoice, connect, plan};
 pub use runner::{JoinChecks, ProvisionRunner, RunnerOptions, terminate_vm};
 
 use crate::opennebula::OneError;

@@ -52,6 +52,51 @@ impl Provider {
             ProviderClients::Flow { vms, .. } => vms,
         }
     }
+
+    /// What new VMs can come from: its VM templates, or its OneFlow services with their roles.
+    pub async fn sources(&self) -> Result<Vec<SourceChoice>, OneError> {
+        let choice = |id, name, roles| SourceChoice { id, name, roles };
+        Ok(match &self.clients {
+            ProviderClients::Templates(client) => (client.templates().await?.into_iter())
+                .map(|t| choice(t.id, t.name, Vec::new()))
+                .collect(),
+            ProviderClients::Flow { flow, .. } => (flow.services().await?.into_iter())
+                .map(|s| choice(s.id, s.name, s.roles.into_iter().map(|r| r.name).collect()))
+                .collect(),
+        })
+    }
+}
+
+/// One thing new VMs can come from, as the provider lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceChoice {
+    pub id: u64,
+    pub name: String,
+    /// OneFlow services: their role names; empty for VM templates.
+    pub roles: Vec<String>,
+}
+
+impl SourceChoice {
+    pub fn label(&self) -> String {
+        if self.roles.is_empty() {
+            format!("{} (id {})", self.name, self.id)
+        } else {
+            format!(
+                "{} (id {}; roles {})",
+                self.name,
+                self.id,
+                self.roles.join(", ")
+            )
+        }
+    }
+
+    /// Whether it is the one the config names.
+    pub fn is(&self, wanted: &NameOrId) -> bool {
+        match wanted {
+            NameOrId::Id(id) => *id == self.id,
+            NameOrId::Name(name) => *name == self.name,
+        }
+    }
 }
 
 /// Builds the clients of provider `name` (nothing is dialled yet); `env` is OpenNebula's

@@ -204,9 +204,9 @@ fn focused_or_only<W: Form>(focus: W::Field, kind: fn(&FieldKind) -> bool) -> Op
 }
 
 /// A form key on `w`: a value changed (the plan forgotten), the input line opened for a text,
-/// the plan asked for, a key of the one gate; `None` for Focus, Explain and Back, which each
-/// wizard takes its own way.
-pub fn key_step<W: Form>(w: &mut W, key: FormKey, shared: &Shared) -> Option<Step> {
+/// the plan asked for, a key of the one gate; Focus, Explain and Back are the wizard shell's
+/// (`views::wizard`).
+pub fn key_step<W: Form>(w: &mut W, key: FormKey, shared: &Shared) -> Step {
     let focus = w.form().field;
     let forward = matches!(key, FormKey::NextValue | FormKey::More);
     let is_count = |k: &FieldKind| matches!(k, FieldKind::Count { .. });
@@ -214,32 +214,35 @@ pub fn key_step<W: Form>(w: &mut W, key: FormKey, shared: &Shared) -> Option<Ste
     let effects = match key {
         FormKey::NextValue | FormKey::PreviousValue => match entry::<W>(focus).kind {
             FieldKind::Count { .. } => counted(w, focus, forward),
-            FieldKind::Choice => w.choose(focus, forward, shared)?,
+            FieldKind::Choice => match w.choose(focus, forward, shared) {
+                Some(effects) => effects,
+                None => return Step::default(),
+            },
             FieldKind::Text { .. } => match w.choose(focus, forward, shared) {
                 Some(effects) => effects,
-                None => return Some(edit(w, Some(focus))),
+                None => return edit(w, Some(focus)),
             },
         },
         FormKey::More | FormKey::Less => match focused_or_only::<W>(focus, is_count) {
             Some(field) => counted(w, field, forward),
-            None => return Some(Step::default()),
+            None => return Step::default(),
         },
-        FormKey::Edit => return Some(edit(w, focused_or_only::<W>(focus, is_text))),
+        FormKey::Edit => return edit(w, focused_or_only::<W>(focus, is_text)),
         FormKey::MakePlan => {
             let asked = w.form().ask();
-            return Some(Step::effects(vec![w.plan_task(asked, shared)]));
+            return Step::effects(vec![w.plan_task(asked, shared)]);
         }
         FormKey::Gate(key) => {
             let step = gate_step(w, key, shared.page(), shared.readonly);
             if matches!(step.ask, Some(Ask::Input { .. })) {
                 w.form().typing = Some(Typing::Acknowledgement);
             }
-            return Some(step);
+            return step;
         }
-        FormKey::Focus | FormKey::Explain | FormKey::Back => return None,
+        FormKey::Focus | FormKey::Explain | FormKey::Back => return Step::default(),
     };
     w.form().forget();
-    Some(Step::effects(effects))
+    Step::effects(effects)
 }
 
 /// One more or one fewer of the count `field`, within its bounds.

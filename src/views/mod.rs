@@ -45,6 +45,7 @@ pub mod table;
 pub mod too_small;
 pub mod upgrade_plan;
 pub mod versions;
+pub mod wizard;
 
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {

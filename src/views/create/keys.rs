@@ -1,6 +1,6 @@
 //! The create screen's keys, by stage: the wizard's fields and the plan with its guards (`n`
 //! on the fleet opens it: the shell's table; the move keys, `:`, `?` and quit are shared).
-use super::{CreateScreen, CreateStage};
+use super::CreateScreen;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::plan_keys::GateKey;
 use crate::views::form::FormKey;
@@ -26,10 +26,7 @@ static PLAN: &[CreateBinding] = &[
     bind(&[Key::ESC], FormKey::Back, "back to the request").footer("back"),
 ];
 
-/// The keys of `stage`.
-pub(super) fn of(stage: CreateStage) -> &'static [CreateBinding] {
-    match stage {
-        CreateStage::Form => WIZARD,
-        CreateStage::Plan => PLAN,
-    }
+/// The keys of the plan while it shows, else of the request.
+pub(super) fn of(on_plan: bool) -> &'static [CreateBinding] {
+    if on_plan { PLAN } else { WIZARD }
 }

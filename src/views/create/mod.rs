@@ -1,13 +1,14 @@
 //! The create screen (`n` on the fleet): the new cluster's request and the plan the CLI's own
 //! planner makes of it with its guards; the approved create runs on the console's one runner
 //! and shows on the one progress screen (where `y` / `n` answer the maintenance fingerprints
-//! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (the
-//! screen module's side, the fields through the wizards' one form, `views::form`) in
-//! `update`, the drawing in `view`; the console reads the journals and plans
-//! (`console::run_create`).
+//! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (what
+//! the create says of itself to the one wizard shell, `views::wizard`, and its fields to the
+//! wizards' one form, `views::form`) in `update`, the drawing in `view`; the console reads the
+//! journals and plans (`console::run_create`).
 use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
+use crate::views::wizard::WizardScreen;
 
 mod keys;
 mod plan;
@@ -20,28 +21,8 @@ pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "create";
 
-/// Which part of the create screen shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateStage {
-    Form,
-    Plan,
-}
-
-/// The create screen's state: the wizard.
-#[derive(Debug, Clone, Default)]
-pub struct CreateScreen {
-    pub wizard: Option<CreateWizard>,
-}
-
-impl CreateScreen {
-    /// The plan shows while its guards have the keys, else the request.
-    pub fn stage(&self) -> CreateStage {
-        match self.wizard.as_ref().is_some_and(|w| w.form.guards_focused) {
-            true => CreateStage::Plan,
-            false => CreateStage::Form,
-        }
-    }
-}
+/// The create screen: the wizard on the one wizard shell.
+pub type CreateScreen = WizardScreen<CreateWizard>;
 
 /// IO the screen asks of the console.
 #[derive(Debug, Clone)]

@@ -214,7 +214,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     let mut s = wizard();
     type_field(&mut s, CreateField::Name, "lab");
     let p = planned(&mut s, 2);
-    assert_eq!(screen(&s).stage(), CreateStage::Plan);
+    assert!(screen(&s).on_plan(), "the plan shows");
     let w = wizard_of(&mut s);
     assert_eq!(
         w.form.guards.shown[0].verdict,

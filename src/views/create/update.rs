@@ -1,29 +1,28 @@
-//! The create screen as a screen module, and its update step: the wizard's fields, the plan
-//! asked of the CLI's own planner, Start, the acknowledgement and the dispatcher's approval
-//! through the plan screens' one gate (`app::plan_keys`), the approved run handed to the one
-//! runner and its one progress screen; an unfinished create's journal fills the wizard so its
-//! run resumes. Pure: IO is asked for as screen tasks and answered as news.
-
-use crossterm::event::KeyEvent;
+//! The create wizard's update step: what it says of itself to the one wizard shell
+//! (`views::wizard`: its plan apart from the request, the CLI's own planner asked for it, the
+//! approved create run on the one runner) and of its fields to the wizards' one form; an
+//! unfinished create's journal fills the wizard so its run resumes. Pure: IO is asked for as
+//! screen tasks and answered as news.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::keys;
 use super::{
-    CreateField, CreateNews, CreateScreen, CreateStage, CreateTask, CreateWizard,
-    MAX_CONTROLPLANES, MAX_WORKERS, NAME,
+    CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, MAX_CONTROLPLANES,
+    MAX_WORKERS, NAME,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{KeyLine, MOVE_KEYS, binds_with_moves, intent, lines_with_moves};
+use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::approved_step;
-use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::app::screen::Screen;
+use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
 use crate::guards::Guard;
+use crate::operation::OperationKind;
 use crate::tui::Look;
 use crate::views::form::{self, FieldKind, Form, FormField, FormKey, FormState, cycled, field};
+use crate::views::wizard::WizardKind;
 
 /// Every typed field's prompt on the input line.
 const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
@@ -32,87 +31,54 @@ fn task(task: CreateTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-impl ScreenModule for CreateScreen {
-    fn name(&self) -> ScreenName {
-        NAME
-    }
+/// What the create says of itself to the one wizard shell: its plan apart from the request,
+/// the journals killed runs left read when it opens, its plan and guards as news.
+impl WizardKind for CreateWizard {
+    const NAME: ScreenName = NAME;
+    const OPERATION: OperationKind = OperationKind::Create;
+    const PLAN_APART: bool = true;
+    const HOME: Screen = Screen::Fleet;
+    const OF_CLUSTER_IN_USE: bool = false;
+    const CLOSED: &'static str = "No create wizard open. n on the fleet opens it.";
+    type News = CreateNews;
 
-    fn title(&self) -> &'static str {
-        match self.stage() {
-            CreateStage::Form => "Create a cluster (n on the fleet)",
-            CreateStage::Plan => "Create plan and guards",
+    fn title(on_plan: bool) -> &'static str {
+        match on_plan {
+            false => "Create a cluster (n on the fleet)",
+            true => "Create plan and guards",
         }
     }
 
-    fn keys(&self) -> Vec<KeyLine> {
-        lines_with_moves(keys::of(self.stage()), self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(keys::of(self.stage()), event)
+    fn keys(on_plan: bool) -> &'static [Binding<FormKey, CreateScreen>] {
+        keys::of(on_plan)
     }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
+    fn open(_: &Opening, shared: &Shared) -> Result<(CreateWizard, Step), Message> {
         let providers = form::providers(shared.config, None);
         let message = providers
             .is_empty()
             .then(|| form::no_providers(shared.config));
-        self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
-        Ok(Step {
+        let step = Step {
             message,
             ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
-        })
+        };
+        Ok((CreateWizard::new(providers, offered_talos_releases()), step))
     }
 
-    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        match intent(keys::of(self.stage()), event) {
-            Some(key) => self.on_form(*key, shared),
-            None => match (intent(MOVE_KEYS, event), self.wizard.as_mut()) {
-                (Some(to), Some(w)) => {
-                    form::move_step(w, *to, 1, shared);
-                    Step::default()
-                }
-                _ => Step::default(),
-            },
-        }
-    }
-
-    fn on_news_step(&mut self, news: &ScreenNews, _shared: &Shared) -> (bool, Step) {
-        match news.get::<CreateNews>() {
-            Some(CreateNews::Unfinished { found, errors }) => {
-                (true, self.on_unfinished(found, errors))
-            }
-            Some(CreateNews::Planned { asked, result }) => {
+    fn on_news(&mut self, news: &CreateNews, _: &Shared) -> (bool, Step) {
+        match news {
+            CreateNews::Unfinished { found, errors } => (true, self.on_unfinished(found, errors)),
+            CreateNews::Planned { asked, result } => {
                 self.on_planned(*asked, result.clone());
                 (true, Step::default())
             }
-            None => (false, Step::default()),
         }
     }
 
-    /// Enter on the input line the screen opened: a field's value or an acknowledgement.
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        (self.wizard.as_mut()).map_or_else(Step::default, |w| form::input_step(w, text, shared))
-    }
-
-    /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
-    /// still allow it (the one gate's rule), the wizard closed for its progress. `None` for
-    /// any other action.
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        if !matches!(approved.action(), MutatingAction::CreateCluster { .. }) {
-            return None;
-        }
-        let stage = self.stage();
-        let shown = self.wizard.as_mut().filter(|_| stage == CreateStage::Plan);
-        let step = approved_step(shown, approved, shared, |w| {
-            let plan = (w.form.plan.ready()).ok_or("the plan is not ready")?;
-            Ok(ActionRun::Create(Box::new(plan.clone())))
-        });
-        if step.close {
-            self.wizard = None;
-        }
-        Some(step)
+    fn run(&self) -> Option<ActionRun> {
+        let plan = self.form.plan.ready()?;
+        Some(ActionRun::Create(Box::new(plan.clone())))
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
@@ -120,54 +86,31 @@ impl ScreenModule for CreateScreen {
     }
 }
 
-impl CreateScreen {
-    /// A key of the stage on screen: Esc back to the request (from the plan) or closing the
-    /// wizard, Enter on to the plan, the others the form's.
-    fn on_form(&mut self, key: FormKey, shared: &Shared) -> Step {
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::close();
-        };
-        match (key, w.form.guards_focused) {
-            (FormKey::Back, true) => w.form.guards_focused = false,
-            (FormKey::Back, false) => {
-                self.wizard = None;
-                return Step::close();
-            }
-            (FormKey::MakePlan, _) => w.form.guards_focused = true,
-            _ => {}
-        }
-        form::key_step(w, key, shared).unwrap_or_default()
-    }
-
+impl CreateWizard {
     /// The plan and guards asked for as `asked`; an older answer is dropped.
     fn on_planned(&mut self, asked: u64, result: Result<(Box<CreatePlan>, Vec<Guard>), String>) {
-        let Some(w) = self.wizard.as_mut() else {
-            return;
-        };
         let (result, guards) = match result {
             Ok((plan, guards)) => (Ok(plan), guards),
             Err(e) => (Err(e), Vec::new()),
         };
-        if w.form.answer(asked, result) {
-            w.form.guards.set(guards);
+        if self.form.answer(asked, result) {
+            self.form.guards.set(guards);
         }
     }
 
     /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
     fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
         let mut message = errors.first().map(|e| Message::error(e.clone()));
-        if let Some(w) = self.wizard.as_mut() {
-            w.unfinished = found.to_vec();
-            if w.name.is_empty()
-                && let Some(u) = w.unfinished.first().cloned()
-            {
-                w.take_request(&u.request);
-                message = Some(Message::warn(format!(
-                    "a create of {} was stopped; Enter plans it again and its run resumes",
-                    u.cluster
-                )));
-                w.resuming = Some(u);
-            }
+        self.unfinished = found.to_vec();
+        if self.name.is_empty()
+            && let Some(u) = self.unfinished.first().cloned()
+        {
+            self.take_request(&u.request);
+            message = Some(Message::warn(format!(
+                "a create of {} was stopped; Enter plans it again and its run resumes",
+                u.cluster
+            )));
+            self.resuming = Some(u);
         }
         Step {
             message,

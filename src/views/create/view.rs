@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::{CreateField, CreateScreen, CreateStage, CreateWizard};
+use super::{CreateField, CreateWizard};
 use crate::app::screens::Shared;
 use crate::cluster_lifecycle::Delivery;
 use crate::cluster_lifecycle::planner::versions;
@@ -14,21 +14,11 @@ use crate::tui::Role;
 use crate::views::form::{Form, FormField, provider_value, render_request};
 use crate::views::{Look, fit};
 
-/// The screen of its stage.
-pub(super) fn draw(
-    screen: &CreateScreen,
-    area: Rect,
-    buf: &mut Buffer,
-    shared: &Shared,
-    look: &Look,
-) {
-    let wizard = screen.wizard.as_ref();
-    match (screen.stage(), wizard) {
-        (CreateStage::Form, Some(w)) => draw_form(w, look, area, buf),
-        (CreateStage::Plan, Some(w)) => super::plan::draw(w, shared.readonly, look, area, buf),
-        (_, None) => Paragraph::new("No create wizard open. n on the fleet opens it.")
-            .style(look.styles.get(Role::Muted))
-            .render(area, buf),
+/// The plan while its guards have the keys, else the request.
+pub(super) fn draw(w: &CreateWizard, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+    match w.form.guards_focused {
+        true => super::plan::draw(w, shared.readonly, look, area, buf),
+        false => draw_form(w, look, area, buf),
     }
 }
 

@@ -7,9 +7,11 @@
 use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan};
 use crate::app::screens::ScreenName;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
+pub use crate::provision::SourceChoice;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::views::form::{FormState, ProviderChoice, form_guards};
+use crate::views::wizard::WizardScreen;
 
 mod update;
 mod view;
@@ -19,37 +21,6 @@ pub const NAME: ScreenName = "provision";
 
 /// Most VMs one wizard asks for.
 pub const MAX_COUNT: usize = 20;
-
-/// One thing new VMs can come from, as the provider lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceChoice {
-    pub id: u64,
-    pub name: String,
-    /// OneFlow services: their role names; empty for VM templates.
-    pub roles: Vec<String>,
-}
-
-impl SourceChoice {
-    pub fn label(&self) -> String {
-        if self.roles.is_empty() {
-            format!("{} (id {})", self.name, self.id)
-        } else {
-            format!(
-                "{} (id {}; roles {})",
-                self.name,
-                self.id,
-                self.roles.join(", ")
-            )
-        }
-    }
-
-    fn is(&self, wanted: &NameOrId) -> bool {
-        match wanted {
-            NameOrId::Id(id) => *id == self.id,
-            NameOrId::Name(name) => *name == self.name,
-        }
-    }
-}
 
 /// The provider's list, as far as it came.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,11 +149,8 @@ impl GuardedPlan for Wizard {
     }
 }
 
-/// The provision wizard as a screen module.
-#[derive(Debug, Clone, Default)]
-pub struct ProvisionScreen {
-    pub wizard: Option<Wizard>,
-}
+/// The provision wizard's screen: the wizard on the one wizard shell.
+pub type ProvisionScreen = WizardScreen<Wizard>;
 
 /// IO the wizard asks of the console.
 #[derive(Debug, Clone)]

@@ -1,9 +1,7 @@
-//! The provision wizard as a screen module: its keys as data, and its pure update step — the
-//! request's fields (through the wizards' one form, `views::form`), the plan asked of the
-//! provider, and `a`, `s`, `?`, `r`, the typed acknowledgement and the dispatcher's approval
-//! through the plan screens' one gate (`app::plan_keys`). IO is asked for as screen tasks and
-//! answered as news.
-use crossterm::event::KeyEvent;
+//! The provision wizard's keys as data, and its pure update step: what it says of itself to
+//! the one wizard shell (`views::wizard`: its plan beside the request, asked of the provider,
+//! the approved provision run on the one runner) and of its fields to the wizards' one form.
+//! IO is asked for as screen tasks and answered as news.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -12,23 +10,20 @@ use super::{
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, key_lines,
-};
+use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, approved_step, reread_guards};
+use crate::app::plan_keys::{GateKey, reread_guards};
 use crate::app::screen::{Pane, Screen};
-use crate::app::screens::{
-    Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
-};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::config::MachineRole;
+use crate::operation::OperationKind;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::tui::Look;
 use crate::views::form::{
     self, FieldKind, Form, FormField, FormKey, FormState, ProviderChoice, cycled, field,
 };
+use crate::views::wizard::WizardKind;
 
 #[rustfmt::skip]
 static KEYS: &[Binding<FormKey, ProvisionScreen>] = &[
@@ -50,37 +45,33 @@ fn task(task: ProvisionTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-impl ScreenModule for ProvisionScreen {
-    fn name(&self) -> ScreenName {
-        NAME
-    }
+/// What the provision says of itself to the one wizard shell: its plan beside the request,
+/// opened on a cluster with its sources asked for, the sources and the plan as news.
+impl WizardKind for Wizard {
+    const NAME: ScreenName = NAME;
+    const OPERATION: OperationKind = OperationKind::Provision;
+    const PLAN_APART: bool = false;
+    const HOME: Screen = Screen::Cluster(Pane::Nodes);
+    const OF_CLUSTER_IN_USE: bool = true;
+    const CLOSED: &'static str = "No provision wizard open. p opens it from a cluster.";
+    type News = ProvisionNews;
 
-    fn title(&self) -> &'static str {
+    fn title(_: bool) -> &'static str {
         "Provision wizard (p, :provision)"
     }
 
-    fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = key_lines(MOVE_KEYS, &());
-        lines.extend(key_lines(KEYS, self));
-        lines
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(KEYS, event)
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Err(Message::warn(
-            "provision: choose a cluster first (:ctx NAME)",
-        ))
+    fn keys(_: bool) -> &'static [Binding<FormKey, ProvisionScreen>] {
+        KEYS
     }
 
     /// The wizard for the cluster the opening names (`app::provision::open` resolves it), its
     /// own provider first; the provider's sources asked for.
-    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+    fn open(opening: &Opening, shared: &Shared) -> Result<(Wizard, Step), Message> {
         let wanted = opening.words.get(1);
         let Some(cluster) = shared.clusters.iter().find(|c| Some(&c.name) == wanted) else {
-            return self.open(shared);
+            return Err(Message::warn(
+                "provision: choose a cluster first (:ctx NAME)",
+            ));
         };
         let config = shared.config;
         let key = crate::provision::cluster::config_key(config, cluster);
@@ -92,7 +83,7 @@ impl ScreenModule for ProvisionScreen {
         let Some(first) = providers.first().map(|p| p.name.clone()) else {
             return Err(form::no_providers(config));
         };
-        self.wizard = Some(Wizard {
+        let wizard = Wizard {
             cluster: cluster.name.clone(),
             key,
             providers,
@@ -104,112 +95,47 @@ impl ScreenModule for ProvisionScreen {
             pattern: DEFAULT_NAME_PATTERN.to_string(),
             form: FormState::new(Field::Provider),
             machine_config_endpoint: None,
-        });
+        };
         let list = ProvisionTask::ListSources {
             cluster: cluster.name.clone(),
             provider: first,
         };
-        Ok(Step::effects(vec![task(list)]))
+        Ok((wizard, Step::effects(vec![task(list)])))
     }
 
-    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::close();
-        };
-        if let Some(to) = intent(MOVE_KEYS, event) {
-            form::move_step(w, *to, shared.page(), shared);
-            return Step::default();
-        }
-        let Some(key) = intent(KEYS, event) else {
-            return Step::default();
-        };
-        match key {
-            FormKey::Focus => w.form.guards_focused = !w.form.guards_focused,
-            FormKey::Explain if w.form.guards_focused => {
-                return form::key_step(w, FormKey::Gate(GateKey::Explain), shared)
-                    .unwrap_or_default();
-            }
-            FormKey::Explain => return Step::ask(Ask::Help),
-            FormKey::Back => {
-                self.wizard = None;
-                return Step::close();
-            }
-            key => return form::key_step(w, *key, shared).unwrap_or_default(),
-        }
-        Step::default()
-    }
-
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        let Some(w) = self.wizard.as_mut() else {
-            return false;
-        };
-        match news.get::<ProvisionNews>() {
-            Some(ProvisionNews::Sources {
+    fn on_news(&mut self, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
+        let changed = match news {
+            ProvisionNews::Sources {
                 cluster,
                 provider,
                 result,
-            }) => {
-                if w.cluster != *cluster || w.provider().map(|p| &p.name) != Some(provider) {
-                    return false;
-                }
-                w.sources = match result.clone() {
+            } if self.cluster == *cluster && self.provider().map(|p| &p.name) == Some(provider) => {
+                self.sources = match result.clone() {
                     Ok(list) => SourceList::Ready(list),
                     Err(e) => SourceList::Failed(e),
                 };
-                w.source = 0;
-                w.select_configured_source(shared.config);
+                self.source = 0;
+                self.select_configured_source(shared.config);
                 true
             }
-            Some(ProvisionNews::Planned {
+            ProvisionNews::Planned {
                 cluster,
                 asked,
                 result,
                 machine_config_endpoint,
-            }) if w.cluster == *cluster && w.form.answer(*asked, result.clone()) => {
-                w.machine_config_endpoint = machine_config_endpoint.clone();
-                reread_guards(w, shared);
+            } if self.cluster == *cluster && self.form.answer(*asked, result.clone()) => {
+                self.machine_config_endpoint = machine_config_endpoint.clone();
+                reread_guards(self, shared);
                 true
             }
             _ => false,
-        }
-    }
-
-    /// The guards follow the status of the wizard's cluster (and the Cluster API's, of any).
-    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        let Some(w) = self.wizard.as_mut() else {
-            return false;
         };
-        (w.cluster == change.cluster || change.capi) && reread_guards(w, shared)
+        (changed, Step::default())
     }
 
-    /// Enter on the input line the wizard opened: the name pattern or an acknowledgement.
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        (self.wizard.as_mut()).map_or_else(Step::default, |w| form::input_step(w, text, shared))
-    }
-
-    /// The dispatcher approved a provision: it runs when it is the plan on screen and its
-    /// guards, read again, still allow it (the one gate's rule), the wizard closing for the
-    /// progress.
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        if !matches!(approved.action(), MutatingAction::Provision { .. }) {
-            return None;
-        }
-        let step = approved_step(self.wizard.as_mut(), approved, shared, |w| {
-            let plan = (w.form.plan.ready()).ok_or("the plan is not ready")?;
-            Ok(ActionRun::Provision(Box::new(plan.clone())))
-        });
-        if step.close {
-            self.wizard = None;
-        }
-        Some(step)
-    }
-
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
-    fn home(&self) -> Screen {
-        Screen::Cluster(Pane::Nodes)
+    fn run(&self) -> Option<ActionRun> {
+        let plan = self.form.plan.ready()?;
+        Some(ActionRun::Provision(Box::new(plan.clone())))
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {

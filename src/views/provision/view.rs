@@ -5,9 +5,8 @@
 //! Start will do (or the acknowledgement it waits for).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{Paragraph, Widget};
 
-use super::{Field, ProvisionScreen, SourceList, Wizard};
+use super::{Field, SourceList, Wizard};
 use crate::app::screens::Shared;
 use crate::config::Config;
 use crate::provision::ProvisionPlan;
@@ -23,20 +22,8 @@ const NO_PLAN: NoPlanYet = NoPlanYet {
     failed_last: "no plan: fix the above, then Enter",
 };
 
-/// Draws the wizard of `screen`: its request over its plan.
-pub(super) fn draw(
-    screen: &ProvisionScreen,
-    area: Rect,
-    buf: &mut Buffer,
-    shared: &Shared,
-    look: &Look,
-) {
-    let Some(w) = screen.wizard.as_ref() else {
-        Paragraph::new("No provision wizard open. p opens it from a cluster.")
-            .style(look.styles.get(Role::Muted))
-            .render(area, buf);
-        return;
-    };
+/// Draws the wizard `w`: its request over its plan.
+pub(super) fn draw(w: &Wizard, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
     let title = format!(
         "Provision new nodes for {} (config key {})",
         w.cluster, w.key
