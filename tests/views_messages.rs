@@ -22,7 +22,10 @@ fn with_journal() -> AppState {
         paused: false,
         outcome: None,
     };
-    update(&mut s, Action::Event(AppEvent::Journal(Box::new(summary))));
+    update(
+        &mut s,
+        Action::Event(taloscope::app::actions::ProgressNews::Journal(Box::new(summary)).told()),
+    );
     s
 }
 
