@@ -5,7 +5,7 @@ mod view_support;
 
 use taloscope::app::message::Message;
 use taloscope::app::state::{AppState, Overlay};
-use taloscope::app::{Action, AppEvent, update};
+use taloscope::app::{Action, update};
 use taloscope::rollout::{RolloutKind, RolloutSummary, StepProgress};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};

@@ -63,12 +63,8 @@ pub struct ActionMenu {
     pub selected: usize,
 }
 
-/// The node actions the menu offers for `node`, only those whose subject exists (each one's
-/// `MenuOffer`: cordon when its Kubernetes node is schedulable, uncordon when it is cordoned,
-/// drain when it has one); then a restart of each service Talos restarts through its API
-/// (node detail lists them). A
-/// node that is not a member is offered only its removal from the talosconfig, when the
-/// talosconfig names it.
+/// The node actions the menu offers for `node` (`node_actions::offered`); a node that is not
+/// a member is offered only its removal from the talosconfig, when the talosconfig names it.
 pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice> {
     if node.not_a_member {
         return match node.source {
@@ -76,17 +72,8 @@ pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice>
             _ => Vec::new(),
         };
     }
-    let mut items: Vec<ActionChoice> = (NodeOperation::ON_NODE.into_iter())
-        .filter(|op| op.facts().menu.offered(node.cordoned))
-        .map(ActionChoice::Node)
-        .collect();
-    items.extend(
-        services
-            .iter()
-            .filter(|s| crate::node_actions::guards::api_restartable(s))
-            .map(|s| ActionChoice::Node(NodeOperation::ServiceRestart(s.clone()))),
-    );
-    items
+    let offered = crate::node_actions::offered(node.cordoned, services);
+    offered.into_iter().map(ActionChoice::Node).collect()
 }
 
 /// The node, etcd and delete actions' menu as the shell hands it to the actions screen

@@ -16,8 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::run::Console;
 use super::run_create::FingerprintAnswer;
-use crate::app::action::AppEvent;
-use crate::app::actions::ProgressNews;
+use crate::app::action::{AppEvent, progress};
 use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::capi_scale::ScaleOptions;
@@ -142,8 +141,8 @@ fn lines(event: &OperationEvent) -> Vec<ProgressEvent> {
 }
 
 /// Runs an approved operation in its own task through the operation runner: its progress
-/// is told to the progress screen as its news, its end as `ProgressEvent::Finished` once the runner
-/// recorded it in the journal and the audit log (or, when it could not open its operation,
+/// told to the progress screen as its news, its end as `ProgressEvent::Finished` once the
+/// runner recorded it in the journal and the audit log (or, when it could not open its operation,
 /// once that is audited here).
 pub(super) fn run(
     console: &mut Console,
@@ -153,13 +152,13 @@ pub(super) fn run(
 ) {
     let kind = OperationKind::of(approved.action());
     let audit = (approved.clone(), console.dispatcher.clone());
-    let (progress, mut rx) = mpsc::unbounded_channel::<ProgressEvent>();
+    let (told, mut rx) = mpsc::unbounded_channel::<ProgressEvent>();
     let on = Approved {
         approved,
         dispatcher: console.dispatcher.clone(),
         state_dir: console.paths.state_dir.clone(),
         acks,
-        progress,
+        progress: told,
     };
     let carried = open(console, on, run);
     let app = app_tx.clone();
@@ -167,11 +166,7 @@ pub(super) fn run(
         let forward = app.clone();
         let forwarder = tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if forward
-                    .send(ProgressNews::Event(kind, event).told())
-                    .await
-                    .is_err()
-                {
+                if forward.send(progress(kind, event)).await.is_err() {
                     break;
                 }
             }
@@ -188,8 +183,9 @@ pub(super) fn run(
             }
         };
         let _ = forwarder.await;
-        let end = ProgressEvent::Finished(result);
-        let _ = app.send(ProgressNews::Event(kind, end).told()).await;
+        let _ = app
+            .send(progress(kind, ProgressEvent::Finished(result)))
+            .await;
     });
 }
 
@@ -424,8 +420,7 @@ async fn provision(
     let summary = provisioning.summary(&result).await;
     drop(provisioning);
     let _ = teller.await;
-    let line = summary.line();
-    Ok(summary.succeeded().then_some(line.clone()).ok_or(line))
+    Ok(summary.result())
 }
 
 /// The create command's operation over the plan, its events and fingerprint questions told,

@@ -97,10 +97,6 @@ impl FollowGroup {
             ..RunnerOptions::default()
         };
         let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events);
-        let summary = runner.follow_again(self.vms).await;
-        match summary.succeeded() {
-            true => Ok(summary.line()),
-            false => Err(summary.line()),
-        }
+        runner.follow_again(self.vms).await.result()
     }
 }
