@@ -460,7 +460,7 @@ fn capi_scale_progress() {
         for e in runner_events::scale(event) {
             update(
                 &mut s,
-                Action::Event(AppEvent::Progress(
+                Action::Event(taloscope::app::action::progress(
                     taloscope::operation::OperationKind::Scale,
                     e,
                 )),
@@ -477,7 +477,7 @@ fn capi_scale_progress() {
     for e in runner_events::scale(ready) {
         update(
             &mut s,
-            Action::Event(AppEvent::Progress(
+            Action::Event(taloscope::app::action::progress(
                 taloscope::operation::OperationKind::Scale,
                 e,
             )),
@@ -486,7 +486,7 @@ fn capi_scale_progress() {
     let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready (4 polls, 9 s)".into()));
     update(
         &mut s,
-        Action::Event(AppEvent::Progress(
+        Action::Event(taloscope::app::action::progress(
             taloscope::operation::OperationKind::Scale,
             done,
         )),

@@ -170,7 +170,10 @@ fn tell(s: &mut AppState, event: OperationEvent) {
     for e in runner_events::operation(&event, None) {
         update(
             s,
-            Action::Event(AppEvent::Progress(OperationKind::CapiUpgrade, e)),
+            Action::Event(taloscope::app::action::progress(
+                OperationKind::CapiUpgrade,
+                e,
+            )),
         );
     }
 }

@@ -157,7 +157,7 @@ fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
         None,
     ));
     let done = ProgressEvent::Finished(Ok("2 node(s) of healthy patched".into()));
-    let event = AppEvent::Progress(OperationKind::ConfigPatch, done);
+    let event = taloscope::app::action::progress(OperationKind::ConfigPatch, done);
     update(&mut s, Action::Event(event));
     assert!(
         matches!(

@@ -172,7 +172,7 @@ fn progress(s: &mut AppState, at: u64, events: Vec<ProgressEvent>) {
     for e in events {
         update(
             s,
-            Action::Event(AppEvent::Progress(OperationKind::Create, e)),
+            Action::Event(taloscope::app::action::progress(OperationKind::Create, e)),
         );
     }
 }

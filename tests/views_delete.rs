@@ -21,7 +21,7 @@ fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
     for e in events {
         update(
             s,
-            Action::Event(AppEvent::Progress(
+            Action::Event(taloscope::app::action::progress(
                 taloscope::operation::OperationKind::Delete,
                 e,
             )),

@@ -5,7 +5,7 @@ mod view_support;
 
 use taloscope::app::message::Message;
 use taloscope::app::state::{AppState, Overlay};
-use taloscope::app::{Action, AppEvent, update};
+use taloscope::app::{Action, update};
 use taloscope::rollout::{RolloutKind, RolloutSummary, StepProgress};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
@@ -22,7 +22,10 @@ fn with_journal() -> AppState {
         paused: false,
         outcome: None,
     };
-    update(&mut s, Action::Event(AppEvent::Journal(Box::new(summary))));
+    update(
+        &mut s,
+        Action::Event(taloscope::app::actions::ProgressNews::Journal(Box::new(summary)).told()),
+    );
     s
 }
 

@@ -132,7 +132,10 @@ fn vm(id: u64, n: u8, state: &str, lcm: &str, ip: bool, stage: ProvisionStage) -
 fn progress(s: &mut AppState, e: ProgressEvent) {
     update(
         s,
-        Action::Event(AppEvent::Progress(OperationKind::Provision, e)),
+        Action::Event(taloscope::app::action::progress(
+            OperationKind::Provision,
+            e,
+        )),
     );
 }
 

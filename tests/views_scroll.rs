@@ -54,10 +54,13 @@ fn kube_rollout(lines: usize) -> AppState {
         paused: false,
         outcome: None,
     };
-    update(&mut s, Action::Event(AppEvent::Journal(Box::new(journal))));
+    update(
+        &mut s,
+        Action::Event(taloscope::app::actions::ProgressNews::Journal(Box::new(journal)).told()),
+    );
     for i in 0..lines {
         let line = ProgressEvent::Line(format!("event line {i:02}"));
-        let told = AppEvent::Progress(OperationKind::KubernetesUpgrade, line);
+        let told = taloscope::app::action::progress(OperationKind::KubernetesUpgrade, line);
         update(&mut s, Action::Event(told));
     }
     update(&mut s, Action::ShowRollout);

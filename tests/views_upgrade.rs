@@ -147,7 +147,7 @@ fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
             update(&mut s, Action::Event(AppEvent::Tick(at)));
         }
         for told in runner_events::rollout(&event) {
-            let told = AppEvent::Progress(OperationKind::TalosUpgrade, told);
+            let told = taloscope::app::action::progress(OperationKind::TalosUpgrade, told);
             update(&mut s, Action::Event(told));
         }
     }

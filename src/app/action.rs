@@ -6,7 +6,6 @@ use crate::fleet::FleetEvent;
 
 use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
-use crate::rollout::RolloutSummary;
 
 /// The only input to the update step (`update::update`).
 #[derive(Debug, Clone)]
@@ -101,23 +100,29 @@ pub enum AppEvent {
     Discovered(Box<Discovery>),
     /// A poller's report.
     Fleet(FleetEvent),
-    /// A rollout journal found at startup (its summary).
-    Journal(Box<RolloutSummary>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),
-    /// What a killed console's provision journals left (their followers run).
-    Provision(Box<super::provision::JournalVms>),
-    /// A node action's survey, a plan read, or a node left cordoned.
-    Action(Box<super::actions::ActionUpdate>),
-    /// The progress of the running operation of a kind, in the one vocabulary every runner is
-    /// told in.
-    Progress(
-        crate::operation::OperationKind,
-        crate::operation::progress::ProgressEvent,
-    ),
     /// A screen module's IO task's report.
     Screen(super::screen_io::ScreenNews),
+}
+
+impl super::actions::ProgressNews {
+    /// As the app event that tells it to the one progress screen (`views::progress`).
+    pub fn told(self) -> AppEvent {
+        AppEvent::Screen(super::screen_io::ScreenNews::new(
+            super::shell::PROGRESS,
+            self,
+        ))
+    }
+}
+
+/// Event `event` of the running operation of `kind`, told to the progress screen.
+pub fn progress(
+    kind: crate::operation::OperationKind,
+    event: crate::operation::progress::ProgressEvent,
+) -> AppEvent {
+    super::actions::ProgressNews::Event(kind, event).told()
 }
 
 /// What the console asks of the pollers: the poller's own commands, sent by the loop.
@@ -145,8 +150,8 @@ pub enum Effect {
         action: MutatingAction,
         why: String,
     },
-    /// Run an approved operation on the console's one runner, its progress reported as
-    /// `AppEvent::Progress`.
+    /// Run an approved operation on the console's one runner, its progress told to the
+    /// progress screen as its news.
     RunAction {
         approved: ApprovedAction,
         run: Box<super::actions::ActionRun>,

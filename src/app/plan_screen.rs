@@ -13,27 +13,9 @@ use crate::discovery::Cluster;
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::rollout::LeaseReading;
 use crate::talos::{Role, Roles};
-use crate::upgrade::{Guard, GuardId, RolloutInProgress, UpgradeKind, Verdict, blocking};
+use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, blocking};
 
-/// The plan of a rollout, by kind.
-#[derive(Debug, Clone)]
-pub enum PlannedRollout {
-    Talos(crate::upgrade::UpgradePlan),
-    Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
-}
-
-impl PlannedRollout {
-    /// Its steps as its progress starts with them, before the runner reports: the runner's own
-    /// first steps (`UpgradeKind::initial_steps`).
-    pub fn steps(&self) -> Vec<crate::rollout::StepProgress> {
-        match self {
-            PlannedRollout::Talos(plan) => crate::upgrade::TalosOs::initial_steps(plan),
-            PlannedRollout::Kubernetes(plan) => {
-                crate::upgrade::kubernetes::Kubernetes::initial_steps(plan)
-            }
-        }
-    }
-}
+pub use crate::operation::planned::PlannedRollout;
 
 /// What every plan screen holds, whatever it plans: the cluster it acts on, its guards and the
 /// acknowledgements typed against them, why its plan cannot start yet, and the approval its

@@ -45,6 +45,14 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         };
     }
     if let Action::Event(AppEvent::Screen(news)) = &action {
+        // A configuration change's end: the nodes' configurations are compared again.
+        if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
+            && let Some(p) = state.progress().filter(|p| p.kind == *kind)
+            && *kind == OperationKind::ConfigPatch
+        {
+            let cluster = p.cluster.clone();
+            state.tables.drift_asked.remove(&cluster);
+        }
         let (redraw, effects) = super::shell::on_news(state, news);
         if redraw {
             state.generation += 1;
@@ -203,21 +211,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Fleet(event) => {
             on_fleet_event(state, event);
         }
-        AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
-        AppEvent::Progress(kind, event) => {
-            // A configuration change's end: the nodes' configurations are compared again.
-            if kind == OperationKind::ConfigPatch
-                && matches!(event, ProgressEvent::Finished(_))
-                && let Some(p) = state.progress().filter(|p| p.kind == kind)
-            {
-                let cluster = p.cluster.clone();
-                state.tables.drift_asked.remove(&cluster);
-            }
-            return progress_news(state, ProgressNews::Event(kind, event));
-        }
-        AppEvent::Journal(summary) => return progress_news(state, ProgressNews::Journal(summary)),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Provision(vms) => return progress_news(state, ProgressNews::Provisions(vms)),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::Discovered(discovery) => {
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -236,12 +230,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
     }
     Vec::new()
-}
-
-/// News for the one progress screen (`views::progress`); the effects it asks for.
-fn progress_news(state: &mut AppState, news: ProgressNews) -> Vec<Effect> {
-    let news = super::screens::ScreenNews::new(super::shell::PROGRESS, news);
-    super::shell::on_news(state, &news).1
 }
 
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which

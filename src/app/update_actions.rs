@@ -3,10 +3,7 @@
 //! (the actions', the cluster plan's, the provision wizard's...) handed to the one runner
 //! while the one progress screen (`views::progress`) shows it. Pure.
 use super::action::Effect;
-use super::actions::{
-    ActionChoice, ActionMenu, ActionRun, ActionUpdate, MenuOpened, ProgressNews, delete_headline,
-    etcd_choices, node_choices,
-};
+use super::actions::{ActionChoice, ActionMenu, ActionRun, MenuOpened, ProgressNews, node_choices};
 use super::message::Message;
 use super::plan_keys::refused_approval;
 use super::screen::{Pane, Screen, TableKind};
@@ -107,7 +104,8 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
         .find(|m| m.id == id)
         .map(|m| m.hostname.clone())
         .unwrap_or_else(|| id.clone());
-    let items = etcd_choices(status, &id);
+    let offered = crate::etcd_maintenance::offered(status, &id);
+    let items = offered.into_iter().map(ActionChoice::Etcd).collect();
     Ok(ActionMenu {
         cluster,
         subject: hostname,
@@ -119,8 +117,7 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
 
 /// The dispatcher approved an action: the plan of the screen module on top runs when it is
 /// still the plan on screen and no guard blocks now (its guards read again over the latest
-/// status); a delete's progress is headed by its cluster and what it does, a provision's by
-/// its cluster and VMs.
+/// status), and the progress screen shows it as its plan describes it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     // Esc on the progress of a plan of these screens: where the plan was opened from.
     let mut back = Screen::Cluster(Pane::Nodes);
@@ -151,14 +148,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             continue;
         };
         let cluster = state.current.clone().unwrap_or_default();
-        let what = match run.as_ref() {
-            ActionRun::Delete(_) => delete_headline(approved.action()),
-            ActionRun::Provision(plan) => format!(
-                "Provision of {cluster}, {} {} node(s) via {}",
-                plan.count, plan.role, plan.provider
-            ),
-            _ => approved.action().describe(),
-        };
+        let progress = run.progress(approved, &cluster, state.wall_clock);
         // An uncordon clears what an interrupted action left cordoned on its node.
         if let ActionRun::Node(plan) = run.as_ref()
             && plan.operation == NodeOperation::Uncordon
@@ -170,28 +160,15 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             run.as_ref(),
             ActionRun::Provision(_) | ActionRun::TerminateVm
         ) {
-            state.message = Some(Message::info(format!("{what}: started")));
+            state.message = Some(Message::info(format!("{}: started", progress.what)));
         }
-        let (approved, run) = (approved.clone(), run.clone());
-        let news = ProgressNews::Started {
-            approved,
-            run,
-            what,
-            back,
-        };
-        shown.extend(super::shell::show_progress(state, news));
+        let progress = Box::new(progress);
+        shown.extend(super::shell::show_progress(
+            state,
+            ProgressNews::Started { progress, back },
+        ));
     }
     [effects, shown].concat()
-}
-
-/// A node an interrupted action left cordoned.
-pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
-    match update {
-        ActionUpdate::LeftCordoned { cluster, node, by } => {
-            state.actions.left_cordoned.push((cluster, node, by));
-        }
-    }
-    Vec::new()
 }
 
 #[cfg(test)]

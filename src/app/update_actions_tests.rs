@@ -28,14 +28,10 @@ fn the_etcd_menu_offers_disarm_with_an_alarm_and_remove_member_for_a_member_no_n
         alarm: "NOSPACE".into(),
     });
     status.nodes.retain(|n| n.name != "cp-3");
-    let choices = |id: u64| -> Vec<ActionChoice> { etcd_choices(&status, &format!("{id:016x}")) };
-    assert!(choices(2).contains(&ActionChoice::Etcd(crate::approval::EtcdAction::Disarm)));
-    assert!(!choices(2).contains(&ActionChoice::Etcd(
-        crate::approval::EtcdAction::RemoveMember
-    )));
-    assert!(choices(3).contains(&ActionChoice::Etcd(
-        crate::approval::EtcdAction::RemoveMember
-    )));
+    let choices = |id: u64| crate::etcd_maintenance::offered(&status, &format!("{id:016x}"));
+    assert!(choices(2).contains(&crate::approval::EtcdAction::Disarm));
+    assert!(!choices(2).contains(&crate::approval::EtcdAction::RemoveMember));
+    assert!(choices(3).contains(&crate::approval::EtcdAction::RemoveMember));
 }
 
 #[test]

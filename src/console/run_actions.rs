@@ -5,7 +5,6 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::actions::ActionUpdate;
 use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::approval::ApprovedAction;
@@ -51,13 +50,8 @@ pub(super) fn startup(console: &mut Console) -> Vec<Action> {
             tracing::warn!("{e}");
         }
         if let Some(node) = &record.left_cordoned {
-            actions.push(Action::Event(AppEvent::Action(Box::new(
-                ActionUpdate::LeftCordoned {
-                    cluster: record.cluster.clone(),
-                    node: node.clone(),
-                    by: record.action.clone(),
-                },
-            ))));
+            let left = (record.cluster.clone(), node.clone(), record.action.clone());
+            console.state.actions.left_cordoned.push(left);
         }
         actions.push(Action::Notify(Message::warn(interrupted.describe())));
     }

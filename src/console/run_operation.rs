@@ -16,16 +16,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::run::Console;
 use super::run_create::FingerprintAnswer;
-use crate::app::action::AppEvent;
-use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
-use crate::app::plan_screen::PlannedRollout;
+use crate::app::action::{AppEvent, progress};
 use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::capi_scale::ScaleOptions;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateOptions, CreatePlan, FingerprintPolicy, FingerprintQuestion, ProviderDelete, RunSummary,
-    create_runner,
+    CreateOptions, CreatePlan, FingerprintPolicy, FingerprintQuestion, LifecycleEvent,
+    ProviderDelete, RunSummary, create_runner,
 };
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
 use crate::node_actions::NodeActionOptions;
@@ -37,21 +35,20 @@ use crate::operation::delete::ClusterDelete;
 use crate::operation::etcd::EtcdOperation;
 use crate::operation::forget::NodeForget;
 use crate::operation::node::NodeAction;
+use crate::operation::planned::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::operation::progress::ProgressEvent;
 use crate::operation::provision::Provisioning;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::operation::scale::CapiScale;
 use crate::operation::terminate::VmTermination;
-use crate::operation::upgrade::{UpgradeRun, resume_from_journal, spawn_upgrade};
+use crate::operation::upgrade::resume_from_journal;
 use crate::operation::{
     CancelSignal, Operation, OperationEvent, OperationKind, Runner, runner_events,
 };
-use crate::provision::cluster::{GuardInputs, cluster_addresses, config_key, join_checks};
+use crate::provision::cluster::{GuardInputs, config_key, join_checks};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
 use crate::rollout::{RolloutEvent, RolloutHandle};
-use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{RunOptions, TalosOs, UpgradeKind};
 
 /// Where a runner's progress events go: to the app, in the order told.
 type Progress = mpsc::UnboundedSender<ProgressEvent>;
@@ -144,8 +141,8 @@ fn lines(event: &OperationEvent) -> Vec<ProgressEvent> {
 }
 
 /// Runs an approved operation in its own task through the operation runner: its progress
-/// comes back as `AppEvent::Progress`, its end as `ProgressEvent::Finished` once the runner
-/// recorded it in the journal and the audit log (or, when it could not open its operation,
+/// told to the progress screen as its news, its end as `ProgressEvent::Finished` once the
+/// runner recorded it in the journal and the audit log (or, when it could not open its operation,
 /// once that is audited here).
 pub(super) fn run(
     console: &mut Console,
@@ -155,13 +152,13 @@ pub(super) fn run(
 ) {
     let kind = OperationKind::of(approved.action());
     let audit = (approved.clone(), console.dispatcher.clone());
-    let (progress, mut rx) = mpsc::unbounded_channel::<ProgressEvent>();
+    let (told, mut rx) = mpsc::unbounded_channel::<ProgressEvent>();
     let on = Approved {
         approved,
         dispatcher: console.dispatcher.clone(),
         state_dir: console.paths.state_dir.clone(),
         acks,
-        progress,
+        progress: told,
     };
     let carried = open(console, on, run);
     let app = app_tx.clone();
@@ -169,7 +166,7 @@ pub(super) fn run(
         let forward = app.clone();
         let forwarder = tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if forward.send(AppEvent::Progress(kind, event)).await.is_err() {
+                if forward.send(progress(kind, event)).await.is_err() {
                     break;
                 }
             }
@@ -186,8 +183,9 @@ pub(super) fn run(
             }
         };
         let _ = forwarder.await;
-        let end = ProgressEvent::Finished(result);
-        let _ = app.send(AppEvent::Progress(kind, end)).await;
+        let _ = app
+            .send(progress(kind, ProgressEvent::Finished(result)))
+            .await;
     });
 }
 
@@ -387,13 +385,8 @@ fn provision_inputs(
     let cluster = cluster
         .cloned()
         .ok_or_else(|| format!("cluster {} is no longer discovered", plan.cluster))?;
-    let guards = GuardInputs {
-        config: (**config).clone(),
-        addresses: cluster_addresses(&cluster),
-        nodes: cluster.nodes().to_vec(),
-        acks,
-        capi_owner: state.fleet.capi.owner(&cluster.name).cloned(),
-    };
+    let owner = state.fleet.capi.owner(&cluster.name).cloned();
+    let guards = GuardInputs::of(config, &cluster, acks, owner);
     Ok((cluster, provider(state, &plan.provider)?, guards))
 }
 
@@ -427,8 +420,7 @@ async fn provision(
     let summary = provisioning.summary(&result).await;
     drop(provisioning);
     let _ = teller.await;
-    let line = summary.line();
-    Ok(summary.succeeded().then_some(line.clone()).ok_or(line))
+    Ok(summary.result())
 }
 
 /// The create command's operation over the plan, its events and fingerprint questions told,
@@ -442,7 +434,8 @@ async fn create(
 ) -> Ended {
     let cluster = plan.cluster.clone();
     let (provider, files) = opened?;
-    let (events_tx, mut events) = mpsc::channel(64);
+    let lines = |event: LifecycleEvent| runner_events::lifecycle(&event);
+    let (events, teller) = teller(on.progress.clone(), lines);
     let (questions_tx, mut questions) = mpsc::channel(8);
     let asking = FingerprintPolicy::Ask(questions_tx);
     let runner = create_runner(
@@ -452,7 +445,7 @@ async fn create(
         files,
         options,
         asking,
-        events_tx,
+        events,
     );
     let runner = runner.map_err(|e| e.to_string())?;
     let for_task = on.clone();
@@ -467,7 +460,6 @@ async fn create(
     let mut asked = 0u64;
     let ended: Result<RunSummary, String> = loop {
         tokio::select! {
-            Some(event) = events.recv() => tell(&on.progress, runner_events::lifecycle(&event)),
             Some(q) = questions.recv() => {
                 asked += 1;
                 let FingerprintQuestion { vm, address, fingerprint, answer } = q;
@@ -485,9 +477,7 @@ async fn create(
             }
         }
     };
-    while let Ok(event) = events.try_recv() {
-        tell(&on.progress, runner_events::lifecycle(&event));
-    }
+    let _ = teller.await;
     let ended = ended.and_then(|summary| summary.error.map_or(Ok(()), Err));
     Ok(runner_events::create_end(&cluster, ended))
 }
@@ -502,36 +492,12 @@ fn start_upgrade(
 ) -> Result<(RolloutHandle, mpsc::UnboundedReceiver<RolloutEvent>), String> {
     let cluster = super::cluster(state, on.approved.action().cluster())?;
     let (events, rx) = mpsc::unbounded_channel();
+    let approval = (on.approved.clone(), on.dispatcher.clone());
     let handle = match run {
-        ActionRun::Upgrade(planned) => match *planned {
-            PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, on, cluster, events),
-            PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, on, cluster, events),
-        },
-        _ => {
-            let approval = (on.approved.clone(), on.dispatcher.clone());
-            resume_from_journal(&on.state_dir, cluster, approval, events)?
+        ActionRun::Upgrade(planned) => {
+            (*planned).spawn(approval, on.acks.clone(), cluster, &on.state_dir, events)
         }
+        _ => resume_from_journal(&on.state_dir, cluster, approval, events)?,
     };
     Ok((handle, rx))
-}
-
-/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, on `cluster`.
-fn fresh<K: UpgradeKind>(
-    plan: K::Plan,
-    on: &Approved,
-    cluster: crate::discovery::Cluster,
-    events: mpsc::UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let run = UpgradeRun::<K> {
-        approved: on.approved.clone(),
-        dispatcher: on.dispatcher.clone(),
-        plan,
-        acks: on.acks.clone(),
-        cluster,
-        options: RunOptions {
-            state_dir: Some(on.state_dir.clone()),
-            ..RunOptions::default()
-        },
-    };
-    spawn_upgrade(run, events)
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use crate::app::action::{Action, AppEvent};
+use crate::app::actions::ProgressNews;
 use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::rollout::RolloutJournal;
@@ -37,9 +38,10 @@ pub(super) fn journal_actions(state: &AppState, dir: &Path) -> Vec<Action> {
         .clusters
         .iter()
         .filter_map(|c| match RolloutJournal::load_unfinished(dir, &c.name) {
-            Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
-                journal.summary(),
-            )))),
+            Ok(Some(journal)) => {
+                let news = ProgressNews::Journal(Box::new(journal.summary()));
+                Some(Action::Event(news.told()))
+            }
             Ok(None) => None,
             Err(e) => Some(Action::Notify(Message::error(e.to_string()))),
         })

@@ -373,3 +373,28 @@ fn remove_steps(status: &ClusterStatus, wanted: &str) -> Result<Steps, PlanError
         vec![step_on(status, through, call)],
     ))
 }
+
+/// The etcd actions offered about member `member_id` of `status`, in the menu's order, only
+/// those whose subject exists: disarm while an alarm is active, forfeit on the leader,
+/// remove-member for a member no answering node runs.
+pub fn offered(status: &ClusterStatus, member_id: &str) -> Vec<EtcdAction> {
+    let member = status.etcd.members.iter().find(|m| m.id == member_id);
+    let mut actions = Vec::new();
+    if !status.etcd.alarms.is_empty() {
+        actions.push(EtcdAction::Disarm);
+    }
+    actions.extend([EtcdAction::Defragment, EtcdAction::Snapshot]);
+    if member.is_some_and(|m| m.leader) {
+        actions.push(EtcdAction::ForfeitLeadership);
+    }
+    let runs_on_a_node = member.is_some_and(|m| {
+        status
+            .nodes
+            .iter()
+            .any(|n| n.error.is_none() && (n.name == m.hostname || n.address == m.hostname))
+    });
+    if !runs_on_a_node {
+        actions.push(EtcdAction::RemoveMember);
+    }
+    actions
+}

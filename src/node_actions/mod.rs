@@ -183,3 +183,19 @@ impl NodeSurvey {
         }
     }
 }
+
+/// The actions offered on a node, only those whose subject exists (each one's `MenuOffer`:
+/// cordon when its Kubernetes node is schedulable (`cordoned` says whether it is not),
+/// uncordon when it is cordoned, drain when it has one); then a restart of each of
+/// `services` Talos restarts through its API (node detail lists them).
+pub fn offered(cordoned: Option<bool>, services: &[String]) -> Vec<NodeOperation> {
+    let mut offered: Vec<NodeOperation> = (NodeOperation::ON_NODE.into_iter())
+        .filter(|op| op.facts().menu.offered(cordoned))
+        .collect();
+    offered.extend(
+        (services.iter())
+            .filter(|s| guards::api_restartable(s))
+            .map(|s| NodeOperation::ServiceRestart(s.clone())),
+    );
+    offered
+}

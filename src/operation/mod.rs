@@ -25,6 +25,7 @@ pub use run::{
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::journal::{ACTIONS, CREATES, JournalKind, PROVISIONS, ROLLOUTS};
 
+pub mod planned;
 pub mod progress;
 pub mod runner_events;
 

@@ -104,6 +104,26 @@ pub struct GuardInputs {
     pub capi_owner: Option<CapiOwner>,
 }
 
+impl GuardInputs {
+    /// The inputs of a provision of `cluster`: the config, its addresses and talosconfig
+    /// nodes, the acknowledgements typed and its Cluster API owner as read before the plan
+    /// (`taloscope provision` and the console's wizard alike).
+    pub fn of(
+        config: &Config,
+        cluster: &Cluster,
+        acks: Vec<String>,
+        capi_owner: Option<CapiOwner>,
+    ) -> GuardInputs {
+        GuardInputs {
+            config: config.clone(),
+            addresses: cluster_addresses(cluster),
+            nodes: cluster.nodes().to_vec(),
+            acks,
+            capi_owner,
+        }
+    }
+}
+
 /// The plan's guards against the cluster as it is now: etcd and the members' addresses asked
 /// through `checks`, the machine config read again.
 pub async fn check_guards(

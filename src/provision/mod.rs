@@ -1,8 +1,10 @@
 //! Provisioning Talos nodes as VMs: plans from taloscope's config, machine
 //! config checks, the runner that creates VMs and follows each until its node
-//! has joined (reporting on a channel), the journal of the VMs it started,
-//! and the cluster's rollout Lease the run holds meanwhile.
+//! has joined (reporting on a channel), the journal of the VMs it started (and the
+//! unfinished ones of a killed run followed again), and the cluster's rollout Lease the run
+//! holds meanwhile.
 pub mod cluster;
+pub mod follow;
 pub mod guards;
 pub mod journal;
 pub mod lease;

@@ -105,6 +105,12 @@ impl ProvisionSummary {
         self.error.is_none() && self.joined() == self.requested
     }
 
+    /// Its line, as how the run ended: `Ok` when every node asked for joined.
+    pub fn result(&self) -> Result<String, String> {
+        let line = self.line();
+        self.succeeded().then_some(line.clone()).ok_or(line)
+    }
+
     pub fn line(&self) -> String {
         let failed: Vec<String> = self
             .vms

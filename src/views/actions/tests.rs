@@ -246,7 +246,7 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     let send = |state: &mut AppState, e: ProgressEvent| {
         update(
             state,
-            Action::Event(AppEvent::Progress(
+            Action::Event(crate::app::action::progress(
                 crate::operation::OperationKind::NodeReboot,
                 e,
             )),

@@ -290,7 +290,7 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
     let line = ProgressEvent::Line("VM healthy-worker-1 (8) is gone".into());
     update(
         &mut state,
-        Action::Event(AppEvent::Progress(
+        Action::Event(crate::app::action::progress(
             crate::operation::OperationKind::Delete,
             line,
         )),
@@ -298,7 +298,7 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
     let done = ProgressEvent::Finished(Ok("cluster healthy deleted".into()));
     let effects = update(
         &mut state,
-        Action::Event(AppEvent::Progress(
+        Action::Event(crate::app::action::progress(
             crate::operation::OperationKind::Delete,
             done,
         )),

@@ -124,7 +124,7 @@ fn scale_event(state: &mut AppState, event: ScaleEvent) -> Vec<Effect> {
     for e in crate::operation::runner_events::scale(event) {
         effects.extend(update(
             state,
-            Action::Event(AppEvent::Progress(
+            Action::Event(crate::app::action::progress(
                 crate::operation::OperationKind::Scale,
                 e,
             )),
@@ -264,7 +264,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready".into()));
     let effects = update(
         &mut state,
-        Action::Event(AppEvent::Progress(
+        Action::Event(crate::app::action::progress(
             crate::operation::OperationKind::Scale,
             done,
         )),

@@ -306,7 +306,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         let progress = |e| {
             act(
                 s,
-                Action::Event(AppEvent::Progress(OperationKind::Create, e)),
+                Action::Event(crate::app::action::progress(OperationKind::Create, e)),
             )
         };
         events.into_iter().flat_map(progress).collect::<Vec<_>>()

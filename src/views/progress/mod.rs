@@ -186,16 +186,7 @@ impl ScreenModule for ProgressScreen {
         };
         let now = shared.wall_clock;
         let step = match news {
-            ProgressNews::Started {
-                approved,
-                run,
-                what,
-                back,
-            } => {
-                self.back = *back;
-                update::start(self, approved, run, what, now);
-                Step::default()
-            }
+            ProgressNews::Started { progress, back } => update::start(self, progress, *back),
             ProgressNews::Event(kind, event) => update::on_event(self, *kind, event.clone(), now),
             ProgressNews::Journal(summary) => update::on_journal(self, summary),
             ProgressNews::Provisions(vms) => update::from_journals(self, vms, now),

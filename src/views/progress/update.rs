@@ -1,130 +1,85 @@
-//! The progress screen's update step: the approved run starts it (its subjects' kind, timeout,
-//! cancel rule, a scale's tally, a CAPI-way upgrade's phases, an upgrade's nodes, a create's
-//! phases), a journal an upgrade or a provision left shows it interrupted, each progress event
+//! The progress screen's update step: the approved run starts it as its plan describes it
+//! (`operation::planned`), a journal an upgrade or a provision left shows it interrupted, each progress event
 //! folds into it and its end asks for what changed to be read again, and its keys (`c` cancels
 //! after the current step, Space pauses an upgrade after it and `r` resumes it, or resumes the
 //! journal's, `y` / `n` answer what it asks, `x` takes what it offers). Pure.
 use super::ProgressScreen;
 use crate::app::action::{Effect, PollerCommand};
-use crate::app::actions::{ActionRun, SNAPSHOT_BOUND};
+use crate::app::actions::ActionRun;
 use crate::app::message::Message;
 use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::Step;
-use crate::approval::{ApprovedAction, EtcdAction};
-use crate::node_actions::NodeActionOptions;
-use crate::operation::progress::{OperationProgress, ProgressEvent, StepRow};
-use crate::operation::{CancelRule, OperationKind, capi_upgrade, runner_events};
+use crate::approval::ApprovedAction;
+use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::{OperationKind, runner_events};
 use crate::rollout::RolloutSummary;
 
-/// The progress of `run`, approved as `approved`, named `what`, starting `now`.
+/// A run starts with the progress its plan describes; Esc leads to `back`, a create's to the
+/// fleet (the new cluster shows there).
 pub(super) fn start(
     screen: &mut ProgressScreen,
-    approved: &ApprovedAction,
-    run: &ActionRun,
-    what: &str,
-    now: Option<u64>,
-) {
-    let cluster = approved.action().cluster();
-    // A delete's and a create's words name its cluster already.
-    let headline = match run {
-        ActionRun::Delete(_) | ActionRun::Provision(_) | ActionRun::Create(_) => what.to_string(),
-        _ => format!("{what} in {cluster}"),
-    };
-    // A CAPI fix is followed until its finding clears, with no stop between its steps.
-    let kind = OperationKind::of(approved.action());
-    let cancel = match run {
-        ActionRun::CapiFix(_) => CancelRule::RunsToItsEnd,
-        _ => kind.cancel(),
-    };
-    let mut progress = OperationProgress::start(kind, cluster, what, headline, cancel, now);
-    // The most the run may take, where its runner bounds it.
-    match run {
-        ActionRun::Node(_) => {
-            progress.subject_kind = "Node".into();
-            progress.timeout = Some(NodeActionOptions::console().node_timeout);
-        }
-        ActionRun::Etcd(plan) => {
-            progress.steps = runner_events::etcd_steps(plan);
-            progress.timeout = (plan.action == EtcdAction::Snapshot).then_some(SNAPSHOT_BOUND);
-        }
-        ActionRun::CapiUpgrade(plan) => {
-            progress.steps = runner_events::capi_upgrade_steps(plan);
-            (progress.steps_word, progress.steps_title) = ("phases".into(), "Phases".into());
-            let phases = plan.phases.iter();
-            progress.timeout = Some(phases.map(|p| capi_upgrade::phase_bound(plan, p)).sum());
-        }
-        ActionRun::Provision(plan) => {
-            let (cluster, provider) = (&plan.cluster, &plan.provider);
-            let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
-            vms.shape(&mut progress);
-            progress.timeout = Some(crate::provision::RunnerOptions::default().timeout);
-        }
-        ActionRun::CapiScale(scale) => {
-            progress.subject_kind = "Machines".into();
-            let (tally, checks) = runner_events::scale_start(&scale.plan);
-            (progress.tally, progress.checks) = (Some(tally), checks);
-        }
-        ActionRun::Upgrade(plan) => runner_events::shape_rollout(&mut progress, &plan.steps()),
-        ActionRun::Create(plan) => {
-            progress.steps = runner_events::create_steps();
-            progress.steps_word = "phases".into();
-            progress.steps_title = format!("Create of {}", plan.cluster);
-            // Opened from the fleet, where Esc leads back (the new cluster shows there).
-            screen.back = Screen::Fleet;
-        }
-        ActionRun::ConfigPatch(plan) => {
-            progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
-            progress.step_timeout = Some(NodeActionOptions::console().node_timeout);
-            (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
-        }
-        _ => {}
-    }
+    progress: &OperationProgress,
+    back: Screen,
+) -> Step {
+    let create = progress.kind == OperationKind::Create;
+    show(
+        screen,
+        progress.clone(),
+        if create { Screen::Fleet } else { back },
+    );
+    Step::default()
+}
+
+fn show(screen: &mut ProgressScreen, progress: OperationProgress, back: Screen) {
     screen.progress = Some(progress);
     screen.scroll = Default::default();
+    screen.back = back;
 }
 
 /// A rollout journal that did not end, found at startup: shown interrupted, `r` resumes it
-/// (after the typed confirmation) unless another operation runs here.
+/// (after the typed confirmation).
 pub(super) fn on_journal(screen: &mut ProgressScreen, summary: &RolloutSummary) -> Step {
-    if screen.running().is_some() {
-        return Step::default();
-    }
-    let Some(progress) = runner_events::interrupted_rollout(summary) else {
-        return Step::default();
-    };
-    screen.progress = Some(progress);
-    screen.scroll = Default::default();
-    screen.back = Screen::Cluster(Pane::Nodes);
     let cluster = &summary.cluster;
-    Step::message(Message::warn(format!(
+    let said = format!(
         "a rollout of {cluster} did not finish: :ctx {cluster} then :rollout shows it, r resumes"
-    )))
+    );
+    left(screen, runner_events::interrupted_rollout(summary), |_| {
+        Some(said)
+    })
 }
 
-/// What the provision journals left, unless an operation runs here: each VM a step in its
-/// last known state, a failed one offering its terminate; while some are followed again the
-/// progress runs and the operator is told where to look.
+/// What the provision journals left: each VM a step in its last known state, a failed one
+/// offering its terminate; while some are followed again the progress runs and the operator
+/// is told where to look.
 pub(super) fn from_journals(
     screen: &mut ProgressScreen,
     JournalVms { clusters, vms }: &JournalVms,
     now: Option<u64>,
 ) -> Step {
-    if screen.running().is_some() {
-        return Step::default();
-    }
-    let Some(progress) = runner_events::provisions_left(clusters, vms, now) else {
+    let progress = runner_events::provisions_left(clusters, vms, now);
+    left(screen, progress, |p| {
+        let cluster = &p.cluster;
+        let said = format!(
+            "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
+        );
+        p.running().then_some(said)
+    })
+}
+
+/// What a journal left shown, unless an operation runs here; the operator told what `said`
+/// says of it.
+fn left(
+    screen: &mut ProgressScreen,
+    progress: Option<OperationProgress>,
+    said: impl FnOnce(&OperationProgress) -> Option<String>,
+) -> Step {
+    let Some(progress) = progress.filter(|_| screen.running().is_none()) else {
         return Step::default();
     };
-    let following = progress.running();
-    screen.progress = Some(progress);
-    let cluster = &clusters[0];
-    if !following {
-        return Step::default();
-    }
-    Step::message(Message::warn(format!(
-        "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
-    )))
+    let said = said(&progress);
+    show(screen, progress, Screen::Cluster(Pane::Nodes));
+    said.map_or_else(Step::default, |said| Step::message(Message::warn(said)))
 }
 
 /// The dispatcher approved the resume of the journal's upgrade on screen: it runs again from

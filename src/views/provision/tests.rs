@@ -90,7 +90,10 @@ fn templates() -> Vec<SourceChoice> {
 }
 
 fn event(s: &mut AppState, u: JournalVms) -> Vec<Effect> {
-    update(s, Action::Event(AppEvent::Provision(Box::new(u))))
+    update(
+        s,
+        Action::Event(crate::app::actions::ProgressNews::Provisions(Box::new(u)).told()),
+    )
 }
 
 /// What the wizard's IO tasks tell it.
@@ -235,7 +238,10 @@ fn told(s: &mut AppState, steps: &mut ProvisionSteps, e: ProvisionEvent) {
     for event in steps.events(&e) {
         update(
             s,
-            Action::Event(AppEvent::Progress(OperationKind::Provision, event)),
+            Action::Event(crate::app::action::progress(
+                OperationKind::Provision,
+                event,
+            )),
         );
     }
 }
@@ -440,7 +446,7 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     let end = ProgressEvent::Finished(Ok("lab: 2 of 2 new node(s) joined".into()));
     update(
         &mut s,
-        Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
+        Action::Event(crate::app::action::progress(OperationKind::Provision, end)),
     );
     assert_eq!(s.message.as_ref().unwrap().text, question);
 }
@@ -493,7 +499,7 @@ fn runner_events_fold_into_the_vms_steps_and_the_outcome() {
     let end = ProgressEvent::Finished(Err("lab: 1 of 2 new node(s) joined".into()));
     update(
         &mut s,
-        Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
+        Action::Event(crate::app::action::progress(OperationKind::Provision, end)),
     );
     assert!(!s.progress().unwrap().running());
     assert!(s.message.as_ref().unwrap().text.contains("1 of 2"));

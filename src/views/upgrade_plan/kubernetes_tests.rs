@@ -306,7 +306,7 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
     );
     update(
         &mut state,
-        Action::Event(AppEvent::Journal(Box::new(summary))),
+        Action::Event(crate::app::actions::ProgressNews::Journal(Box::new(summary)).told()),
     );
     update(&mut state, Action::ShowRollout);
     assert_eq!(state.screen, Screen::Module("progress"));

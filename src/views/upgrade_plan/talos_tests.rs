@@ -383,7 +383,10 @@ fn rollout_state() -> AppState {
 /// A progress event of the Talos upgrade running here.
 fn told(state: &mut AppState, event: ProgressEvent) {
     let kind = crate::operation::OperationKind::TalosUpgrade;
-    update(state, Action::Event(AppEvent::Progress(kind, event)));
+    update(
+        state,
+        Action::Event(crate::app::action::progress(kind, event)),
+    );
 }
 
 #[test]
@@ -418,7 +421,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     summary.steps[0].phase = crate::rollout::StepPhase::Done;
     update(
         &mut state,
-        Action::Event(AppEvent::Journal(Box::new(summary))),
+        Action::Event(crate::app::actions::ProgressNews::Journal(Box::new(summary)).told()),
     );
     assert!(
         state
