@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::form::{self, Form, FormKey};
 use crate::app::actions::ActionRun;
 use crate::app::binding::lines_with_moves;
-use crate::app::binding::{Binding, KeyLine, MOVE_KEYS, binds_with_moves, intent};
+use crate::app::binding::{Binding, KeyLine, MOVE_KEYS, intent};
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, approved_step, reread_guards};
 use crate::app::screen::Screen;
@@ -90,10 +90,6 @@ impl<W: WizardKind> ScreenModule for WizardScreen<W> {
 
     fn keys(&self) -> Vec<KeyLine> {
         lines_with_moves(W::keys(self.on_plan()), self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(W::keys(self.on_plan()), event)
     }
 
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {

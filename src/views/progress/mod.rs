@@ -8,10 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::actions::ProgressNews;
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, Move, bind, binds_with_moves, intent, lines_with_moves,
-};
-use crate::app::message::Message;
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, Move, bind, intent, lines_with_moves};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, Shared, Step};
 use crate::app::scroll::Scroll;
@@ -145,14 +142,6 @@ impl ScreenModule for ProgressScreen {
 
     fn keys(&self) -> Vec<KeyLine> {
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        binds_with_moves(KEYS, event)
-    }
-
-    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
-        Ok(Step::default())
     }
 
     /// Tab and the move keys scroll its steps and lines, Esc back (the operation goes on),
