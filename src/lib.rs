@@ -25,7 +25,8 @@
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`, what plans and the progress draw alike in `progress_parts`; the request
-//!   form the create and provision wizards share in `form`. The screen modules (`actions`,
+//!   form the create and provision wizards share in `form`, and their one screen shell
+//!   (`wizard`: `WizardScreen<W: WizardKind>`, a kind saying only its fields, plan and panes). The screen modules (`actions`,
 //!   `capi`, `certs`, `create`, `health`, `logs`, `progress`: the one progress screen of any
 //!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
@@ -87,10 +88,14 @@
 //!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
 //!   action the dispatcher approves), each kind's journal, cancel rule and implementation;
 //!   the one progress vocabulary every run is told in and the state it folds into
-//!   (`progress`), and each runner's events mapped into it (`runner_events`).
+//!   (`progress`), and each runner's events mapped into it (`runner_events`); what the
+//!   runner runs for an approved plan and how its progress starts (`planned`: `ActionRun`,
+//!   `ActionRun::progress`, `PlannedRollout`), so a new operation needs no edit to the
+//!   progress screen.
 //! - `upgrade`, `provision`: plans, guards, steps and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs (`operation::upgrade` and
-//!   `operation::provision` run their steps); each run holds the cluster's
+//!   `operation::provision` run their steps; `provision::follow` follows again the VMs a
+//!   killed run's journal left); each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
