@@ -44,13 +44,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
     let (plan, lease, owner) = runtime.block_on(async {
         let plan = plan_config_patch(&observer.talos, &status, &request).await;
         let lease = rollout_lease_read(&observer).await;
-        let owner = crate::capi::read_owner(
-            chosen.discovery.kubeconfig.as_ref(),
-            &chosen.discovery.clusters,
-            &chosen.cluster.name,
-        )
-        .await;
-        (plan, lease, owner)
+        (plan, lease, chosen.capi_owner().await)
     });
     let plan = plan.map_err(|e| match e {
         ConfigPatchError::UnknownNode { .. } | ConfigPatchError::NoTarget { .. } => {

@@ -51,6 +51,14 @@ pub(super) struct Chosen {
     pub cluster: Cluster,
 }
 
+impl Chosen {
+    /// The Cluster API management cluster that owns the cluster, if any among the kube contexts.
+    pub async fn capi_owner(&self) -> Option<crate::capi::CapiOwner> {
+        let (discovery, name) = (&self.discovery, &self.cluster.name);
+        crate::capi::read_owner(discovery.kubeconfig.as_ref(), &discovery.clusters, name).await
+    }
+}
+
 /// The name `--context` gives; without one, a usage error saying `missing`.
 pub(super) fn context<'g>(global: &'g GlobalArgs, missing: &str) -> Result<&'g str, Stop> {
     global.context.as_deref().ok_or_else(|| usage(missing))

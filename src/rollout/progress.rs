@@ -98,6 +98,35 @@ impl StepProgress {
             error: None,
         }
     }
+
+    /// Step `index` of `total` as one progress line, "[2/5] cp-2: rebooting (phase kexec)"; a
+    /// failure carries its reason.
+    pub fn line(&self, index: usize, total: usize) -> String {
+        let mut line = format!(
+            "[{}/{total}] {}: {}",
+            index + 1,
+            self.node,
+            self.phase.as_str()
+        );
+        if self.phase == StepPhase::Failed {
+            if let Some(error) = &self.error {
+                line.push_str(&format!(": {error}"));
+            }
+        } else if !self.detail.is_empty() {
+            line.push_str(&format!(" ({})", self.detail));
+        }
+        line
+    }
+
+    /// [`StepProgress::line`] with the step's label after the node, for rollouts with several
+    /// steps per node: "[3/17] cp-3 kube-apiserver v1.35.0: waiting for ready (...)".
+    pub fn labelled_line(&self, index: usize, total: usize) -> String {
+        let mut named = self.clone();
+        if !self.label.is_empty() {
+            named.node = format!("{} {}", self.node, self.label);
+        }
+        named.line(index, total)
+    }
 }
 
 /// How a rollout ended.
@@ -110,6 +139,19 @@ pub enum RolloutOutcome {
     Aborted,
     /// A guard failed, a step failed or timed out; the reason names the node.
     Halted(String),
+}
+
+impl RolloutOutcome {
+    /// The last line of a run: "upgrade of prod to v1.12.0 completed".
+    pub fn line(&self, cluster: &str, target: &str) -> String {
+        match self {
+            RolloutOutcome::Completed => format!("upgrade of {cluster} to {target} completed"),
+            RolloutOutcome::Aborted => format!("upgrade of {cluster} to {target} aborted"),
+            RolloutOutcome::Halted(reason) => {
+                format!("upgrade of {cluster} to {target} halted: {reason}")
+            }
+        }
+    }
 }
 
 /// The whole rollout at a glance: what the progress pane and the journal hold.
@@ -262,4 +304,23 @@ impl StepReport {
 pub struct RolloutHandle {
     pub control: UnboundedSender<RolloutControl>,
     pub task: tokio::task::JoinHandle<RolloutOutcome>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_read_like_the_issue() {
+        let mut s = StepProgress::pending("talos-cp-2", "upgrade to v1.12.0");
+        s.phase = StepPhase::Rebooting;
+        s.detail = "phase kexec".into();
+        assert_eq!(s.line(1, 5), "[2/5] talos-cp-2: rebooting (phase kexec)");
+        s.phase = StepPhase::Failed;
+        s.error = Some("timed out after 15m".into());
+        assert_eq!(
+            s.line(1, 5),
+            "[2/5] talos-cp-2: failed: timed out after 15m"
+        );
+    }
 }

@@ -28,7 +28,7 @@ pub use guards::{
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
     chosen_talos_target, default_installer_image, must_forfeit_leadership, offered_among,
-    offered_targets,
+    offered_targets, unknown_target,
 };
 pub use releases::{LearnedReleases, ReleaseLookup, ReleasesOrigin, UNLISTED_RELEASE_ACK};
 pub use runner::{KindRollout, RunOptions, UpgradeKind};

@@ -9,8 +9,8 @@ use super::releases::{LearnedReleases, ReleasesOrigin};
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
 use crate::versions::{
-    Minor, OfferedRelease, ReleaseSource, TalosVersion, Version, fleet_talos_upgrade_targets,
-    fleet_talos_upgrade_targets_among,
+    Minor, OfferedRelease, ReleaseSource, TalosVersion, Version, check_fleet_talos_path,
+    fleet_talos_upgrade_targets, fleet_talos_upgrade_targets_among,
 };
 
 /// The installer image talosctl uses by default for `target`.
@@ -61,6 +61,37 @@ pub fn talos_targets(
     let versions: Vec<TalosVersion> = offered.iter().map(|o| o.version.clone()).collect();
     let default = crate::versions::default_talos_target(&versions, &running_talos_versions(status));
     TalosTargets { offered, default }
+}
+
+/// Why `target` is no target at all: no release list knows it and no version path reaches it
+/// (a mistyped `--to v9.9.9`), naming the versions that can be targeted. A listed target off
+/// the path is the version-path guard's to refuse, and an unlisted one on the path the
+/// listed-release guard's to have acknowledged: both are planned.
+pub fn unknown_target(
+    status: &ClusterStatus,
+    target: &TalosVersion,
+    allow_downgrade: bool,
+    learned: &LearnedReleases,
+) -> Result<(), String> {
+    let running = running_talos_versions(status);
+    if learned.releases.source_of(target).is_some()
+        || running.is_empty()
+        || check_fleet_talos_path(&running, target, allow_downgrade).is_ok()
+    {
+        return Ok(());
+    }
+    let offered = offered_among(status, allow_downgrade, learned);
+    let targets = if offered.is_empty() {
+        "none is offered".to_string()
+    } else {
+        let names: Vec<String> = offered.iter().map(|o| o.version.to_string()).collect();
+        format!("it can target {}", names.join(", "))
+    };
+    Err(format!(
+        "--to {target}: not a Talos release {} can be upgraded to ({}); {targets}",
+        status.name,
+        learned.origin.describe()
+    ))
 }
 
 /// The targets the console's plan screens offer for `status` (sorted) and the one chosen: the

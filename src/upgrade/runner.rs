@@ -127,7 +127,18 @@ pub trait UpgradeKind: Sized + Send + Sync + 'static {
     /// Which in-place upgrade this is: the refusal of a cluster Cluster API owns, and the
     /// product the CAPI way changes.
     const IN_PLACE: crate::capi::owned::InPlaceUpgrade;
+    /// The rollout and its unit in the operator's words ("upgrade", "node"), as the notices
+    /// of a command's refused or resumed run name them.
+    const WHAT: &'static str;
+    const UNIT: &'static str;
+    /// An unfinished journal of another kind is refused by its kind before any plan (else
+    /// only one to another target is, and the runner checks the kind).
+    const REFUSES_OTHER_KIND: bool;
 
+    /// Step `index` of `total` as one progress line.
+    fn step_line(index: usize, total: usize, step: &StepProgress) -> String {
+        step.line(index, total)
+    }
     fn cluster(plan: &Self::Plan) -> &str;
     /// A target version as the journal, the Lease and the dispatcher name it.
     fn version_text(target: &crate::versions::Version) -> String;

@@ -24,6 +24,9 @@ impl UpgradeKind for TalosOs {
     const PRODUCT: &'static str = "Talos";
     const NEEDS_KUBE: bool = false;
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
+    const WHAT: &'static str = "upgrade";
+    const UNIT: &'static str = "node";
+    const REFUSES_OTHER_KIND: bool = false;
 
     fn cluster(plan: &UpgradePlan) -> &str {
         &plan.cluster

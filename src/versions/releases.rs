@@ -18,6 +18,16 @@ pub enum ReleaseSource {
     BuiltIn,
 }
 
+impl ReleaseSource {
+    /// As the JSON names it: "registry" or "built-in".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReleaseSource::Registry => "registry",
+            ReleaseSource::BuiltIn => "built-in",
+        }
+    }
+}
+
 /// One release offered as an upgrade target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OfferedRelease {

@@ -4,19 +4,18 @@
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
 use std::time::Duration;
 
-use super::rollout::{CommandFlags, HeadlessUpgrade, labelled_progress_line};
+use super::rollout::{CommandFlags, HeadlessUpgrade};
 use crate::cli::UpgradeK8sArgs;
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::fleet::ClusterStatus;
 use crate::printable::table;
-use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
-    KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis, read_plan_guards,
+    KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis, learn_target,
+    read_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
-use crate::upgrade::{Guard, ReleaseLookup, ReleasesOrigin, RolloutInProgress, RunOptions};
+use crate::upgrade::{Guard, RolloutInProgress, RunOptions};
 use crate::versions::{Version, is_known_kubernetes_release};
 
 /// The Kubernetes upgrade's part of its plan report: the plan's fields are the `upgrade-k8s
@@ -70,31 +69,8 @@ impl PlanText for &KubernetesUpgradePlan {
     }
 }
 
-/// A target the built-in table does not know: whether the registry lists its API server image
-/// (`registry.k8s.io/kube-apiserver`, or where [`REGISTRY_ENV`] points), stable tags only. The
-/// plan records where the releases came from; the `kubernetes_path` guard reads it. Asked only
-/// for such a target, so a plan to a known release never waits on a registry.
-async fn learn_target(plan: &mut KubernetesUpgradePlan) {
-    let setting = std::env::var(REGISTRY_ENV).ok();
-    let lookup = ReleaseLookup::of(KUBE_APISERVER, setting.as_deref(), Vec::new(), None, false);
-    match lookup.listing().await {
-        Ok((tags, origin)) => {
-            plan.target_listed = tags
-                .iter()
-                .filter_map(|t| t.strip_prefix('v').and_then(|_| Version::parse(t).ok()))
-                .any(|v| !v.is_pre_release() && v == plan.target);
-            plan.releases = origin;
-        }
-        Err(reason) => plan.releases = ReleasesOrigin::BuiltIn { reason },
-    }
-}
-
 impl HeadlessUpgrade for UpgradeK8sArgs {
     type Kind = Kubernetes;
-    const WHAT: &'static str = "Kubernetes upgrade";
-    const UNIT: &'static str = "step";
-    const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
-    const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {

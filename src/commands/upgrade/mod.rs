@@ -20,15 +20,14 @@ use super::session::{choose, connect};
 use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
-use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
     Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress,
-    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
+    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
 };
-use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
-use rollout::{CommandFlags, HeadlessUpgrade, progress_line};
+use crate::versions::{OfferedRelease, TalosVersion, Version};
+use rollout::{CommandFlags, HeadlessUpgrade};
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {
@@ -107,7 +106,7 @@ fn offered_table(report: &OfferedTargets) -> String {
             } else {
                 ""
             };
-            format!("{}  {}{default}\n", o.version, source_name(o))
+            format!("{}  {}{default}\n", o.version, o.source.as_str())
         })
         .collect();
     if rows.is_empty() {
@@ -129,11 +128,6 @@ struct TalosUpgrade<'a> {
 
 impl HeadlessUpgrade for TalosUpgrade<'_> {
     type Kind = TalosOs;
-    const WHAT: &'static str = "upgrade";
-    const UNIT: &'static str = "node";
-    /// Any unfinished journal to another target is refused; its kind is the runner's to check.
-    const JOURNAL_KIND: Option<RolloutKind> = None;
-    const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
@@ -145,7 +139,7 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
 
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
         let learned = self.lookup.learn().await;
-        unknown_target(status, target, self.args.allow_downgrade, &learned)
+        unknown_target(status, target, self.args.allow_downgrade, &learned).map_err(usage)
     }
 
     fn options(&self) -> RunOptions {
@@ -205,37 +199,6 @@ fn make_plan(
     Ok(plan)
 }
 
-/// A usage error for a target that no release list knows and no version path reaches (a
-/// mistyped `--to v9.9.9`), naming the versions that can be targeted. A listed target off the
-/// path is the version-path guard's to refuse, and an unlisted one on the path the
-/// listed-release guard's to have acknowledged: both print the plan.
-fn unknown_target(
-    status: &ClusterStatus,
-    target: &TalosVersion,
-    allow_downgrade: bool,
-    learned: &LearnedReleases,
-) -> Result<(), Stop> {
-    let running = running_talos_versions(status);
-    if learned.releases.source_of(target).is_some()
-        || running.is_empty()
-        || check_fleet_talos_path(&running, target, allow_downgrade).is_ok()
-    {
-        return Ok(());
-    }
-    let offered = offered_among(status, allow_downgrade, learned);
-    let targets = if offered.is_empty() {
-        "none is offered".to_string()
-    } else {
-        let names: Vec<String> = offered.iter().map(|o| o.version.to_string()).collect();
-        format!("it can target {}", names.join(", "))
-    };
-    Err(usage(format!(
-        "--to {target}: not a Talos release {} can be upgraded to ({}); {targets}",
-        status.name,
-        learned.origin.describe()
-    )))
-}
-
 /// The Talos upgrade's part of its plan report: the plan's fields (the `upgrade --plan
 /// --output json` contract) and the notes its options call for, beside the guards.
 #[derive(Debug, Serialize)]
@@ -288,7 +251,7 @@ impl PlanText for TalosPlanText<'_> {
         let offered: Vec<String> = plan
             .offered
             .iter()
-            .map(|o| format!("{} ({})", o.version, source_name(o)))
+            .map(|o| format!("{} ({})", o.version, o.source.as_str()))
             .collect();
         out.push_str(&format!(
             "  offered: {}\n  {}\n",
@@ -300,13 +263,5 @@ impl PlanText for TalosPlanText<'_> {
             plan.releases.describe()
         ));
         out
-    }
-}
-
-/// Where an offered target was learned, as the JSON names it.
-pub fn source_name(offered: &OfferedRelease) -> &'static str {
-    match offered.source {
-        crate::versions::ReleaseSource::Registry => "registry",
-        crate::versions::ReleaseSource::BuiltIn => "built-in",
     }
 }

@@ -20,9 +20,7 @@ use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, o
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
-use crate::rollout::{
-    RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase, StepProgress,
-};
+use crate::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
@@ -38,13 +36,6 @@ pub(in crate::commands) struct CommandFlags<'a> {
 /// run options, its plan, its guards and its report.
 pub(in crate::commands) trait HeadlessUpgrade {
     type Kind: UpgradeKind;
-    /// The rollout and its unit, in the operator's words ("upgrade", "node").
-    const WHAT: &'static str;
-    const UNIT: &'static str;
-    /// The kind an unfinished journal must be, when the command checks it.
-    const JOURNAL_KIND: Option<RolloutKind>;
-    /// One progress line per step change.
-    const LINE: fn(usize, usize, &StepProgress) -> String;
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
@@ -94,12 +85,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
     connected
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
-    let owner = connected.runtime.block_on(crate::capi::read_owner(
-        chosen.discovery.kubeconfig.as_ref(),
-        &chosen.discovery.clusters,
-        &chosen.cluster.name,
-    ));
-    match owner {
+    match connected.runtime.block_on(chosen.capi_owner()) {
         Some(owner) if !flags.rollout.in_place => {
             super::capi::run(global, command, owner, (chosen, connected), target)
         }
@@ -150,7 +136,7 @@ fn run_connected<C: HeadlessUpgrade>(
             claim_run(Some(&journal), flags.rollout.take_over.as_deref())
                 .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
             let approved = gate.confirm(action)?;
-            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
+            resume_notice(C::Kind::WHAT, C::Kind::UNIT, &cluster.name, &journal);
             let _entered = runtime.enter();
             resume_upgrade_with::<C::Kind>(
                 journal,
@@ -162,7 +148,7 @@ fn run_connected<C: HeadlessUpgrade>(
             )
         }
         journal => {
-            plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
+            plan_notice(journal.as_ref(), C::Kind::WHAT, &cluster.name);
             let plan = match runtime.block_on(command.plan(&status, &observer, target)) {
                 Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
                 plan => plan?,
@@ -209,13 +195,13 @@ fn run_connected<C: HeadlessUpgrade>(
                 }
                 let step =
                     serde_json::json!({"index": index + 1, "count": count, "step": progress});
-                (!same).then(|| ("step", step, C::LINE(*index, count, progress)))
+                (!same).then(|| ("step", step, C::Kind::step_line(*index, count, progress)))
             }
             RolloutEvent::Finished { outcome, .. } => {
                 let target = &wanted_target;
                 let finished =
                     serde_json::json!({"cluster": name, "target": target, "outcome": outcome});
-                Some(("finished", finished, outcome_line(&name, target, outcome)))
+                Some(("finished", finished, outcome.line(&name, target)))
             }
             RolloutEvent::Log { .. }
             | RolloutEvent::Paused { .. }
@@ -226,45 +212,6 @@ fn run_connected<C: HeadlessUpgrade>(
         ended
     });
     Ok(exit_if(!matches!(ended, Ok(RolloutOutcome::Completed))))
-}
-
-/// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.
-pub fn progress_line(index: usize, total: usize, step: &StepProgress) -> String {
-    let mut line = format!(
-        "[{}/{total}] {}: {}",
-        index + 1,
-        step.node,
-        step.phase.as_str()
-    );
-    if step.phase == StepPhase::Failed {
-        if let Some(error) = &step.error {
-            line.push_str(&format!(": {error}"));
-        }
-    } else if !step.detail.is_empty() {
-        line.push_str(&format!(" ({})", step.detail));
-    }
-    line
-}
-
-/// "[3/17] cp-3 kube-apiserver v1.35.0: waiting for ready (...)": the step's label after the
-/// node, for rollouts with several steps per node.
-pub fn labelled_progress_line(index: usize, total: usize, step: &StepProgress) -> String {
-    let mut named = step.clone();
-    if !step.label.is_empty() {
-        named.node = format!("{} {}", step.node, step.label);
-    }
-    progress_line(index, total, &named)
-}
-
-/// The last line of a run.
-fn outcome_line(cluster: &str, target: &str, outcome: &RolloutOutcome) -> String {
-    match outcome {
-        RolloutOutcome::Completed => format!("upgrade of {cluster} to {target} completed"),
-        RolloutOutcome::Aborted => format!("upgrade of {cluster} to {target} aborted"),
-        RolloutOutcome::Halted(reason) => {
-            format!("upgrade of {cluster} to {target} halted: {reason}")
-        }
-    }
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
@@ -279,7 +226,7 @@ fn check_journal<C: HeadlessUpgrade>(
     };
     let cluster = &chosen.cluster.name;
     let path = crate::journal::ROLLOUTS.path_for(&chosen.paths.state_dir, cluster);
-    if C::JOURNAL_KIND.is_some_and(|k| k != j.kind) {
+    if C::Kind::REFUSES_OTHER_KIND && C::Kind::ROLLOUT != j.kind {
         return Err(usage(format!(
             "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",
             j.kind.describe(),
@@ -290,7 +237,7 @@ fn check_journal<C: HeadlessUpgrade>(
     if j.target != target {
         return Err(usage(format!(
             "an unfinished {} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
-            C::WHAT,
+            C::Kind::WHAT,
             j.target,
             path.display()
         )));
@@ -320,26 +267,4 @@ fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal
         journal.target,
         journal.steps.len()
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn progress_lines_read_like_the_issue() {
-        let mut s = StepProgress::pending("talos-cp-2", "upgrade to v1.12.0");
-        s.phase = StepPhase::Rebooting;
-        s.detail = "phase kexec".into();
-        assert_eq!(
-            progress_line(1, 5, &s),
-            "[2/5] talos-cp-2: rebooting (phase kexec)"
-        );
-        s.phase = StepPhase::Failed;
-        s.error = Some("timed out after 15m".into());
-        assert_eq!(
-            progress_line(1, 5, &s),
-            "[2/5] talos-cp-2: failed: timed out after 15m"
-        );
-    }
 }

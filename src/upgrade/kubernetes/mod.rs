@@ -18,6 +18,7 @@ pub use plan::{
 };
 pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
 pub use runner::{
-    Kubernetes, count_removed_apis, initial_steps, read_plan_guards, read_removed, target_text,
+    Kubernetes, count_removed_apis, initial_steps, learn_target, read_plan_guards, read_removed,
+    target_text,
 };
 pub use step::runs_target;

@@ -14,10 +14,11 @@ use crate::fleet::ClusterStatus;
 use crate::guards::Guard;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
-use crate::upgrade::RolloutInProgress;
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
 use crate::upgrade::runner::{KindRollout, UpgradeKind, planned_step};
+use crate::upgrade::{ReleaseLookup, ReleasesOrigin, RolloutInProgress};
 use crate::versions::Version;
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
@@ -77,6 +78,25 @@ pub async fn count_removed_apis(
         .map_err(|e| e.to_string())
 }
 
+/// A target the built-in table does not know: whether the registry lists its API server image
+/// (`registry.k8s.io/kube-apiserver`, or where [`REGISTRY_ENV`] points), stable tags only. The
+/// plan records where the releases came from; the `kubernetes_path` guard reads it. Asked only
+/// for such a target, so a plan to a known release never waits on a registry.
+pub async fn learn_target(plan: &mut KubernetesUpgradePlan) {
+    let setting = std::env::var(REGISTRY_ENV).ok();
+    let lookup = ReleaseLookup::of(KUBE_APISERVER, setting.as_deref(), Vec::new(), None, false);
+    match lookup.listing().await {
+        Ok((tags, origin)) => {
+            plan.target_listed = tags
+                .iter()
+                .filter_map(|t| t.strip_prefix('v').and_then(|_| Version::parse(t).ok()))
+                .any(|v| !v.is_pre_release() && v == plan.target);
+            plan.releases = origin;
+        }
+        Err(reason) => plan.releases = ReleasesOrigin::BuiltIn { reason },
+    }
+}
+
 /// What the removed-API and removed-flag guards read off the cluster: the objects stored in API
 /// versions the target removes, and the removed flags, feature gates and admission plugins in
 /// use (the console's plan screen asks for them as its task).
@@ -121,6 +141,13 @@ impl UpgradeKind for Kubernetes {
     const PRODUCT: &'static str = "Kubernetes";
     const NEEDS_KUBE: bool = true;
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
+    const WHAT: &'static str = "Kubernetes upgrade";
+    const UNIT: &'static str = "step";
+    const REFUSES_OTHER_KIND: bool = true;
+
+    fn step_line(index: usize, total: usize, step: &StepProgress) -> String {
+        step.labelled_line(index, total)
+    }
 
     fn cluster(plan: &KubernetesUpgradePlan) -> &str {
         &plan.cluster
