@@ -17,7 +17,7 @@ use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
 use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery};
-use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
+use crate::fleet::{FleetEvent, LivePollers, PollerCommand, PollerOptions};
 use crate::logging;
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
@@ -31,82 +31,8 @@ const FLEET_EVENT_QUEUE: usize = 1024;
 /// Seconds between polls of the cluster on screen without `--refresh`.
 pub const DEFAULT_REFRESH_SECS: u64 = 5;
 
-/// The running pollers. `:reload` replaces them when discovery changed;
-/// what the screen asked for (focus, the watched node) is sent again to the
-/// new ones, and the contexts `:ctx` chose are applied to the new discovery.
-#[derive(Default)]
-struct LivePollers {
-    handle: Option<PollerHandle>,
-    options: PollerOptions,
-    /// Where reports go; set once the loop's channel exists.
-    app: Option<mpsc::Sender<AppEvent>>,
-    /// What the screen asked last of each kind, in the order new pollers are told it: the
-    /// focus, the watched node, the nodes whose usage is read, those whose configurations
-    /// are compared (none: what new pollers start with).
-    asked: [Option<PollerCommand>; 4],
-    /// The contexts `:ctx` chose, by cluster; a reload keeps them.
-    contexts: Vec<(String, String)>,
-}
-
+/// The running pollers, shared by the `:reload` that replaces them and the loop that asks.
 type SharedPollers = Arc<Mutex<LivePollers>>;
-
-impl LivePollers {
-    fn send(&mut self, request: PollerCommand) {
-        let slot = match &request {
-            PollerCommand::Focus(_) => Some(0),
-            PollerCommand::WatchNode { .. } | PollerCommand::UnwatchNode => Some(1),
-            PollerCommand::ReadUsage { .. } => Some(2),
-            PollerCommand::ReadConfigDrift { .. } => Some(3),
-            PollerCommand::UseContext { cluster, context } => {
-                self.contexts.retain(|(c, _)| c != cluster);
-                self.contexts.push((cluster.clone(), context.clone()));
-                None
-            }
-            PollerCommand::Refresh(_) | PollerCommand::RefreshAll | PollerCommand::Shutdown => None,
-        };
-        if let Some(slot) = slot {
-            let nothing = matches!(
-                request,
-                PollerCommand::Focus(None) | PollerCommand::UnwatchNode
-            );
-            self.asked[slot] = (!nothing).then(|| request.clone());
-        }
-        if let Some(handle) = &self.handle {
-            handle.send(request);
-        }
-    }
-
-    /// The contexts `:ctx` chose, applied to a fresh discovery (a context gone is dropped).
-    fn keep_contexts(&mut self, discovery: &mut Discovery) {
-        self.contexts
-            .retain(|(_, context)| discovery.use_context(context).is_some());
-    }
-
-    /// Stops the running pollers, if any, and starts pollers for `clusters`
-    /// with a task that forwards their reports to the loop. Call inside the
-    /// runtime.
-    fn start(&mut self, clusters: Vec<Cluster>, kubeconfig: Option<kube::config::Kubeconfig>) {
-        if let Some(old) = self.handle.take() {
-            old.send(PollerCommand::Shutdown);
-        }
-        let Some(app) = self.app.clone() else {
-            return;
-        };
-        let (fleet_tx, mut fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
-        let handle = spawn_poller(clusters, kubeconfig, self.options, fleet_tx);
-        tokio::spawn(async move {
-            while let Some(event) = fleet_rx.recv().await {
-                if app.send(AppEvent::Fleet(event)).await.is_err() {
-                    break;
-                }
-            }
-        });
-        for asked in self.asked.iter().flatten() {
-            handle.send(asked.clone());
-        }
-        self.handle = Some(handle);
-    }
-}
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     limit_malloc_arenas();
@@ -132,15 +58,14 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     );
 
     let first = (discovery.clusters.clone(), discovery.kubeconfig.clone());
-    let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers {
-        options: PollerOptions {
-            focused_interval: Duration::from_secs(
-                global.console.refresh.unwrap_or(DEFAULT_REFRESH_SECS),
-            ),
-            ..PollerOptions::default()
-        },
-        ..LivePollers::default()
-    }));
+    let options = PollerOptions {
+        focused_interval: Duration::from_secs(
+            global.console.refresh.unwrap_or(DEFAULT_REFRESH_SECS),
+        ),
+        ..PollerOptions::default()
+    };
+    let (fleet_tx, fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
+    let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers::new(options, fleet_tx)));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard; the files a create's
     // contexts are merged into.
@@ -193,7 +118,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(stop) => return super::exit::exit_code(Err(stop)),
     };
-    let result = runtime.block_on(run_in_terminal(console, pollers, first));
+    let result = runtime.block_on(run_in_terminal(console, (pollers, fleet_rx), first));
     match result {
         Ok(exit) => {
             tracing::info!(?exit, "console finished");
@@ -211,15 +136,22 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
 /// terminal on every way out (the panic hook covers panics).
 async fn run_in_terminal(
     mut console: Console,
-    pollers: SharedPollers,
+    (pollers, mut fleet_rx): (SharedPollers, mpsc::Receiver<FleetEvent>),
     (clusters, kubeconfig): (Vec<Cluster>, Option<kube::config::Kubeconfig>),
 ) -> std::io::Result<Exit> {
     let mut term = terminal::enter(console.look.depth)?;
     inject_test_panic();
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
+    let app = tx.clone();
+    tokio::spawn(async move {
+        while let Some(event) = fleet_rx.recv().await {
+            if app.send(AppEvent::Fleet(event)).await.is_err() {
+                break;
+            }
+        }
+    });
     if let Ok(mut live) = pollers.lock() {
-        live.app = Some(tx.clone());
-        live.asked[0] = (console.state.current.clone()).map(|c| PollerCommand::Focus(Some(c)));
+        live.send(PollerCommand::Focus(console.state.current.clone()));
         live.start(clusters, kubeconfig);
     }
     let link = Arc::clone(&pollers);
@@ -231,7 +163,7 @@ async fn run_in_terminal(
     let result = run::run(&mut term, console, EventStream::new(), tx, rx).await;
     let restored = terminal::restore();
     drop(term);
-    let handle = pollers.lock().ok().and_then(|mut live| live.handle.take());
+    let handle = pollers.lock().ok().and_then(|mut live| live.take());
     if let Some(handle) = handle {
         let _ = tokio::time::timeout(Duration::from_secs(1), handle.shutdown()).await;
     }
@@ -348,32 +280,6 @@ mod tests {
         let state = initial_state(discovery(), &GlobalArgs::default());
         assert_eq!(state.tables.clusters.selected.as_deref(), Some("b"));
         assert_eq!(state.current, None);
-    }
-
-    #[test]
-    fn a_reload_keeps_the_context_ctx_chose() {
-        let mut with_alternate = discovery();
-        let a = &mut with_alternate.clusters[0];
-        let mut other = a.kube.clone().expect("kube");
-        other.name = "ctx-a-reader".into();
-        a.alternate_kube = vec![other];
-        let mut live = LivePollers::default();
-        live.send(PollerCommand::UseContext {
-            cluster: "a".into(),
-            context: "ctx-a-reader".into(),
-        });
-        live.send(PollerCommand::UseContext {
-            cluster: "b".into(),
-            context: "gone".into(),
-        });
-        let mut reloaded = with_alternate.clone();
-        live.keep_contexts(&mut reloaded);
-        assert_eq!(reloaded.clusters[0].kube_context(), Some("ctx-a-reader"));
-        assert_eq!(reloaded.clusters[1], with_alternate.clusters[1]);
-        assert_eq!(
-            live.contexts,
-            [("a".to_string(), "ctx-a-reader".to_string())]
-        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub use health_check::{CheckMark, HealthCheckRow, HealthChecklist};
 pub use kubernetes::{KubernetesFacts, apply_kubernetes, collect_kubernetes, kube_client_for};
 pub use live::{ClusterLive, FleetEvent, FleetModel};
 pub use membership::{Answered, NodePlan, NodeSources, node_list};
-pub use poller::{PollerCommand, PollerHandle, PollerOptions, spawn_poller};
+pub use poller::{LivePollers, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 pub use quorum::Quorum;
 pub use rollout_lease::{LeaseError, RolloutLease, give_back};
 pub use round::{

@@ -35,9 +35,11 @@ use crate::node_resources::NodeIdentity;
 mod capi;
 mod cluster;
 mod drift;
+mod restart;
 mod usage;
 mod watch;
 
+pub use restart::LivePollers;
 pub use watch::summarize_event;
 
 /// How often and how widely the poller asks.
