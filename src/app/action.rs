@@ -83,9 +83,21 @@ pub enum Action {
     OpenActions,
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
-    /// Bring a screen module on top with a word naming what to show (`d` in node detail:
-    /// `logs` with `dmesg`).
-    OpenWith(super::screen_io::ScreenName, &'static str),
+    /// Bring a screen module on top with the words naming what to show (`d` in node detail:
+    /// `logs` with `dmesg`; `:logs etcd cp-1`).
+    OpenWith(super::screen_io::ScreenName, std::borrow::Cow<'static, str>),
+    /// `:capi`: a screen of the cluster in use, or of the fleet's selection taken into use.
+    OpenOnCluster(super::screen_io::ScreenName),
+    /// `:ctx NAME`: use the cluster of that name, or the cluster one of whose contexts it is.
+    UseCluster(String),
+    /// `:fleet`, `:contexts`: that screen.
+    Show(super::screen::Screen),
+    /// `:provisions`: the VMs this console provisioned for the cluster in use.
+    ShowProvisions,
+    /// `:messages`: every message shown so far.
+    OpenMessages,
+    /// `:reload`: discovery again.
+    Reload,
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.

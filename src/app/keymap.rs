@@ -4,6 +4,8 @@
 //! shares, table keys, live-data keys, the global keys). The `?` help overlay and the footer
 //! hints are generated from these tables, so they cannot drift from what keys do; a screen
 //! module brings its own table (`ScreenModule::keys`) and the shell adds `:`, `?` and quit.
+use std::borrow::Cow;
+
 use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::action::Action;
@@ -219,7 +221,7 @@ static OPEN_LOGS: &[Binding] = &[bind(&[Key::char('l')], Action::Open("logs"), "
 #[rustfmt::skip]
 static OPEN_LOGS_OF_NODE: &[Binding] = &[
     bind(&[Key::char('l')], Action::Open("logs"), "logs of one of the node's services (a picker)").footer("logs"),
-    bind(&[Key::char('d')], Action::OpenWith("logs", "dmesg"), "the node's kernel log (dmesg)"),
+    bind(&[Key::char('d')], Action::OpenWith("logs", Cow::Borrowed("dmesg")), "the node's kernel log (dmesg)"),
 ];
 
 #[rustfmt::skip]

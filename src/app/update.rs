@@ -4,7 +4,7 @@
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect, PollerCommand};
 use super::actions::ProgressNews;
-use super::command::{self, Command};
+use super::command;
 use super::message::Message;
 use super::screen::Screen;
 use super::state::{AppState, ConfirmState, InputKind, Overlay};
@@ -113,29 +113,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None if matches!(state.screen, Screen::Module(_)) => {
-                    super::shell::on_action(state, other)
-                }
-                None => match other {
-                    Action::OpenUpgrade(target) => {
-                        upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
-                    }
-                    Action::OpenKubernetesUpgrade(target) => {
-                        upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
-                    }
-                    Action::OpenProvision => provision::open(state),
-                    Action::ShowRollout => {
-                        upgrade::show_rollout(state);
-                        Vec::new()
-                    }
-                    Action::OpenActions => super::update_actions::open_menu(state),
-                    Action::Open(name) => super::shell::open(state, name),
-                    Action::OpenWith(name, word) => {
-                        super::shell::open_with(state, name, vec![word.into()])
-                    }
-                    Action::OpenDelete => super::update_delete::open(state),
-                    other => panes::on_screen(state, other),
-                },
+                None => on_screen(state, other),
             };
         }
     }
@@ -319,67 +297,79 @@ fn set_filter(state: &mut AppState, text: String) {
     }
 }
 
+/// A `:` command: the action it asks, taken as a key's would be.
 fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
     match command::parse(text) {
+        Ok(Some(action)) => update_inner(state, action),
         Ok(None) => Vec::new(),
-        Ok(Some(Command::Quit)) => quit(state),
-        Ok(Some(Command::Help)) => {
-            state.overlay = Some(Overlay::Help { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Errors)) => {
-            state.overlay = Some(Overlay::Errors { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Messages)) => {
-            state.overlay = Some(Overlay::Messages { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Reload)) => {
-            state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
-            vec![Effect::ReloadDiscovery]
-        }
-        Ok(Some(Command::Ctx(name))) => {
-            let (message, effects) = use_cluster_or_context(state, &name);
-            state.message = Some(message);
-            effects
-        }
-        Ok(Some(Command::Fleet)) => {
-            state.screen = Screen::Fleet;
-            Vec::new()
-        }
-        Ok(Some(Command::Contexts)) => {
-            state.screen = Screen::Clusters;
-            Vec::new()
-        }
-        Ok(Some(Command::Upgrade(target))) => {
-            upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
-        }
-        Ok(Some(Command::UpgradeKubernetes(target))) => {
-            upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
-        }
-        Ok(Some(Command::Provision)) => provision::open(state),
-        Ok(Some(Command::Provisions)) => provision::show(state),
-        Ok(Some(Command::Rollout)) => {
-            upgrade::show_rollout(state);
-            Vec::new()
-        }
-        Ok(Some(Command::Capi)) => match upgrade::usable_cluster(state) {
-            Some(_) => super::shell::open(state, "capi"),
-            None => Vec::new(),
-        },
-        Ok(Some(Command::Pane(pane))) => {
-            panes::show_pane(state, pane);
-            Vec::new()
-        }
-        Ok(Some(Command::Open { screen, words })) => super::shell::open_with(state, screen, words),
-        Ok(Some(Command::Health)) => super::shell::open(state, "health"),
-        Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()
         }
     }
+}
+
+/// An action with no overlay or input line open: what opens a screen, an overlay or the
+/// command line, whatever the screen (a key or a `:` command asked it); else the module on
+/// top's keys, or the fleet's, the cluster panes' and node detail's (`update_panes`).
+fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let overlay = match action {
+        Action::OpenUpgrade(target) => {
+            return upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target);
+        }
+        Action::OpenKubernetesUpgrade(target) => {
+            return upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target);
+        }
+        Action::OpenProvision => return provision::open(state),
+        Action::ShowProvisions => return provision::show(state),
+        Action::OpenActions => return super::update_actions::open_menu(state),
+        Action::OpenDelete => return super::update_actions::open_delete(state),
+        Action::Open(name) => return super::shell::open(state, name),
+        Action::OpenWith(name, line) => {
+            let words = line.split_whitespace().map(String::from).collect();
+            return super::shell::open_with(state, name, words);
+        }
+        Action::OpenOnCluster(name) => {
+            return match upgrade::usable_cluster(state) {
+                Some(_) => super::shell::open(state, name),
+                None => Vec::new(),
+            };
+        }
+        Action::UseCluster(name) => {
+            let (message, effects) = use_cluster_or_context(state, &name);
+            state.message = Some(message);
+            return effects;
+        }
+        Action::Reload => {
+            state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
+            return vec![Effect::ReloadDiscovery];
+        }
+        Action::ScreenKey(event) => return super::shell::on_key(state, &event),
+        Action::ShowRollout => {
+            upgrade::show_rollout(state);
+            None
+        }
+        Action::ShowPane(pane) => {
+            panes::show_pane(state, pane);
+            None
+        }
+        Action::Show(screen) => {
+            state.screen = screen;
+            None
+        }
+        Action::OpenCommandLine => {
+            state.open_input(InputKind::Command, String::new());
+            None
+        }
+        Action::OpenHelp => Some(Overlay::Help { scroll: 0 }),
+        Action::OpenErrors => Some(Overlay::Errors { scroll: 0 }),
+        Action::OpenMessages => Some(Overlay::Messages { scroll: 0 }),
+        // The rest are a screen's own keys; a module on top takes its own as `ScreenKey`.
+        _ if matches!(state.screen, Screen::Module(_)) => None,
+        other => return panes::on_screen(state, other),
+    };
+    state.overlay = overlay;
+    Vec::new()
 }
 
 #[cfg(test)]
