@@ -120,23 +120,44 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-/// The dispatcher approved an action: an upgrade's rollout (`update_upgrade`: the journal's
-/// resumed, or the plan on screen), else the run of the plan on screen (`update_actions`); a
+/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
+/// progress shows; else the run of the plan on screen (`update_actions`), an upgrade, a
 /// CAPI-way upgrade, a configuration patch or a create only while no other runs here.
 fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    match approved.action() {
-        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. } => {
-            upgrade::on_approved(state, approved)
+    let action = approved.action();
+    let rollout = matches!(
+        action,
+        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
+    );
+    let starting = match action {
+        MutatingAction::UpgradeTalos { cluster, target } => {
+            Some(format!("starting the upgrade of {cluster} to {target}"))
         }
-        MutatingAction::CapiUpgrade { .. }
-        | MutatingAction::ConfigPatch { .. }
-        | MutatingAction::CreateCluster { .. }
-            if state.operation_running() =>
-        {
-            super::action::not_run(&approved, "an action already runs from this console")
-        }
-        _ => super::update_actions::on_approved(state, approved),
+        _ => None,
+    };
+    if rollout
+        && state.screen == Screen::Module(super::shell::PROGRESS)
+        && let Some(resumed) = super::shell::on_approved(state, &approved)
+    {
+        return resumed;
     }
+    let alone = rollout
+        || matches!(
+            action,
+            MutatingAction::CapiUpgrade { .. }
+                | MutatingAction::ConfigPatch { .. }
+                | MutatingAction::CreateCluster { .. }
+        );
+    if alone && state.operation_running() {
+        return super::action::not_run(&approved, "an action already runs from this console");
+    }
+    let effects = super::update_actions::on_approved(state, approved);
+    let started = (effects.iter()).any(|e| matches!(e, Effect::RunAction { .. }));
+    if let Some(starting) = starting.filter(|_| started) {
+        // Says what happens now, in place of the plan's "acknowledged; s starts".
+        state.message = Some(Message::info(starting));
+    }
+    effects
 }
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.

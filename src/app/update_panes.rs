@@ -213,7 +213,7 @@ pub fn open_cluster(state: &mut AppState) {
 }
 
 /// Enter on the fleet: its selected cluster in use, on its nodes pane.
-fn open_selected_cluster(state: &mut AppState) {
+pub(super) fn open_selected_cluster(state: &mut AppState) {
     if let Some(name) = tables::selected_key(state, TableKind::Fleet) {
         state.use_cluster(&name);
         open_cluster(state);
