@@ -34,52 +34,41 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 }
 
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
-    if let Action::Event(AppEvent::Fleet(event)) = action {
-        let redraw = on_fleet_event(state, event);
-        if redraw {
+    // Reports, news and ticks: a redraw only when they changed what is on screen.
+    let (redraw, effects) = match action {
+        Action::Event(AppEvent::Fleet(event)) => (on_fleet_event(state, event), Vec::new()),
+        Action::Event(AppEvent::Screen(news)) => {
+            // A configuration change's end: the nodes' configurations are compared again.
+            if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
+                && let Some(p) = state.progress().filter(|p| p.kind == *kind)
+                && *kind == OperationKind::ConfigPatch
+            {
+                let cluster = p.cluster.clone();
+                state.tables.drift_asked.remove(&cluster);
+            }
+            super::shell::on_news(state, &news)
+        }
+        Action::Event(AppEvent::Tick(unix)) => {
+            state.wall_clock = Some(unix);
+            (super::shell::on_tick(state, unix), Vec::new())
+        }
+        action => {
             state.generation += 1;
+            let before = panes::Watching::of(state);
+            let mut effects = update_inner(state, action);
+            let after = panes::Watching::of(state);
+            effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
+            effects.extend(super::shell::settle(state));
+            return Outcome {
+                effects,
+                redraw: true,
+            };
         }
-        return Outcome {
-            effects: Vec::new(),
-            redraw,
-        };
+    };
+    if redraw {
+        state.generation += 1;
     }
-    if let Action::Event(AppEvent::Screen(news)) = &action {
-        // A configuration change's end: the nodes' configurations are compared again.
-        if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
-            && let Some(p) = state.progress().filter(|p| p.kind == *kind)
-            && *kind == OperationKind::ConfigPatch
-        {
-            let cluster = p.cluster.clone();
-            state.tables.drift_asked.remove(&cluster);
-        }
-        let (redraw, effects) = super::shell::on_news(state, news);
-        if redraw {
-            state.generation += 1;
-        }
-        return Outcome { effects, redraw };
-    }
-    if let Action::Event(AppEvent::Tick(unix)) = action {
-        state.wall_clock = Some(unix);
-        let redraw = super::shell::on_tick(state, unix);
-        if redraw {
-            state.generation += 1;
-        }
-        return Outcome {
-            effects: Vec::new(),
-            redraw,
-        };
-    }
-    state.generation += 1;
-    let before = panes::Watching::of(state);
-    let mut effects = update_inner(state, action);
-    let after = panes::Watching::of(state);
-    effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
-    effects.extend(super::shell::settle(state));
-    Outcome {
-        effects,
-        redraw: true,
-    }
+    Outcome { effects, redraw }
 }
 
 /// [`apply`] without the redraw answer.
@@ -93,7 +82,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
-        Action::Event(event) => return on_event(state, event),
+        Action::Event(AppEvent::Discovered(discovery)) => on_discovered(state, *discovery),
+        // Poller reports, ticks and screen news are folded in `apply_action`.
+        Action::Event(_) => {}
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved) => return on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -205,30 +196,22 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     redraw
 }
 
-fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
-    match event {
-        AppEvent::Fleet(event) => {
-            on_fleet_event(state, event);
-        }
-        AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
-        AppEvent::Discovered(discovery) => {
-            state.provision.kubeconfig = discovery.kubeconfig.clone();
-            state.clusters = discovery.clusters;
-            state.errors = discovery.errors;
-            if let Some(current) = &state.current
-                && !state.clusters.iter().any(|c| &c.name == current)
-            {
-                state.current = None;
-            }
-            state.message = Some(Message::info(format!(
-                "reloaded: {} clusters, {} discovery errors",
-                state.clusters.len(),
-                state.errors.len()
-            )));
-        }
+/// Discovery ran again (`:reload`): its clusters replace the list; the cluster in use stays
+/// when it is still there.
+fn on_discovered(state: &mut AppState, discovery: crate::discovery::Discovery) {
+    state.provision.kubeconfig = discovery.kubeconfig.clone();
+    state.clusters = discovery.clusters;
+    state.errors = discovery.errors;
+    if let Some(current) = &state.current
+        && !state.clusters.iter().any(|c| &c.name == current)
+    {
+        state.current = None;
     }
-    Vec::new()
+    state.message = Some(Message::info(format!(
+        "reloaded: {} clusters, {} discovery errors",
+        state.clusters.len(),
+        state.errors.len()
+    )));
 }
 
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
