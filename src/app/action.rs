@@ -16,10 +16,8 @@ pub enum Action {
     ConfirmQuit,
     /// A move key: through the rows, a list or a text overlay.
     Move(super::binding::Move),
-    /// Use the selected cluster (Enter on the list).
-    UseSelected,
-    /// Enter: open the selected row (a cluster on the fleet, a node on the
-    /// nodes pane).
+    /// Enter: open the selected row (a cluster on the fleet, a node on the nodes pane), or use
+    /// it (a cluster on the discovery list).
     OpenSelected,
     /// `1`/`2`/`3`: show one pane of the cluster view.
     ShowPane(super::screen::Pane),

@@ -194,7 +194,7 @@ static GLOBAL: &[Binding] = &[
 
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
-    bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
+    bind(&[Key::ENTER], Action::OpenSelected, "use the selected cluster").footer("use"),
     bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
     bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),

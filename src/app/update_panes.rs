@@ -283,7 +283,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             move_selection(state, TableKind::Nodes, to);
             state.node_events = Default::default();
         }
-        Action::OpenSelected | Action::UseSelected => match state.screen {
+        Action::OpenSelected => match state.screen {
             Screen::Fleet => open_selected_cluster(state),
             Screen::Clusters => {
                 if let Some(name) = tables::selected_key(state, TableKind::Clusters) {
