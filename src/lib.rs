@@ -40,7 +40,7 @@
 //!   each screen's state module holds data and pure queries, below `AppState`),
 //!   key intents
 //!   (`Action`), the pure update step (`update_*`, above the state), the `:`
-//!   line, and the key
+//!   line (each command parsed into the `Action` a key gives), and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
 //!   footer and `?` are generated from them); what every plan screen holds
 //!   and does alike (`plan_screen`'s `PlanHolder` and `PlanGuards`: the guards
@@ -51,8 +51,7 @@
 //!   `views::cluster_plan`); every approved run handed to the one runner and
 //!   told to the one progress screen (`update_actions`; `views::progress` folds its
 //!   events, journals and keys as its news, `shell::show_progress` brings it on top);
-//!   the CAPI doctor's findings and fixes as the console offers them
-//!   (`capi_doctor`); `p` and `:provisions` (`update_provision`; the wizard is
+//!   the CAPI doctor's fixes as the action menu offers them (`actions`); `p` and `:provisions` (`update_provision`; the wizard is
 //!   `views::provision`); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.

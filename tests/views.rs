@@ -15,7 +15,7 @@ use view_support::{
 fn list(mode: Mode, width: u16, height: u16) -> ratatui::buffer::Buffer {
     let mut s = state(false);
     update(&mut s, Action::Move(Move::Down));
-    update(&mut s, Action::UseSelected);
+    update(&mut s, Action::OpenSelected);
     render_buffer(&s, &look(mode), width, height)
 }
 

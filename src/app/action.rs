@@ -16,10 +16,8 @@ pub enum Action {
     ConfirmQuit,
     /// A move key: through the rows, a list or a text overlay.
     Move(super::binding::Move),
-    /// Use the selected cluster (Enter on the list).
-    UseSelected,
-    /// Enter: open the selected row (a cluster on the fleet, a node on the
-    /// nodes pane).
+    /// Enter: open the selected row (a cluster on the fleet, a node on the nodes pane), or use
+    /// it (a cluster on the discovery list).
     OpenSelected,
     /// `1`/`2`/`3`: show one pane of the cluster view.
     ShowPane(super::screen::Pane),
@@ -83,9 +81,21 @@ pub enum Action {
     OpenActions,
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
-    /// Bring a screen module on top with a word naming what to show (`d` in node detail:
-    /// `logs` with `dmesg`).
-    OpenWith(super::screen_io::ScreenName, &'static str),
+    /// Bring a screen module on top with the words naming what to show (`d` in node detail:
+    /// `logs` with `dmesg`; `:logs etcd cp-1`).
+    OpenWith(super::screen_io::ScreenName, std::borrow::Cow<'static, str>),
+    /// `:capi`: a screen of the cluster in use, or of the fleet's selection taken into use.
+    OpenOnCluster(super::screen_io::ScreenName),
+    /// `:ctx NAME`: use the cluster of that name, or the cluster one of whose contexts it is.
+    UseCluster(String),
+    /// `:fleet`, `:contexts`: that screen.
+    Show(super::screen::Screen),
+    /// `:provisions`: the VMs this console provisioned for the cluster in use.
+    ShowProvisions,
+    /// `:messages`: every message shown so far.
+    OpenMessages,
+    /// `:reload`: discovery again.
+    Reload,
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.

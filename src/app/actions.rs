@@ -1,12 +1,13 @@
 //! The console's node, etcd and cluster-delete actions as the shell knows them: the action
-//! menu of the selection (`a`; its screen is `views::actions`), and what the shell and the
+//! menu of the selection (`a`; its screen is `views::actions`) or of the CAPI doctor's fixes, and what the shell and the
 //! one runner tell the one progress screen (`views::progress`). What the runner runs is
 //! `operation::planned`'s.
 use std::path::PathBuf;
 
 use crate::approval::{EtcdAction, NodeOperation};
+use crate::capi_doctor::{Finding, findings_of};
 use crate::cluster_config::ContextFiles;
-use crate::fleet::NodeStatus;
+use crate::fleet::{FleetModel, NodeStatus};
 use crate::operation::OperationKind;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::rollout::RolloutSummary;
@@ -74,6 +75,37 @@ pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice>
     }
     let offered = crate::node_actions::offered(node.cordoned, services);
     offered.into_iter().map(ActionChoice::Node).collect()
+}
+
+/// The CAPI doctor's fix menu entries: one per finding that has a fix.
+pub fn fix_choices(findings: &[Finding]) -> Vec<ActionChoice> {
+    findings
+        .iter()
+        .filter(|f| f.fix.is_some())
+        .map(|f| ActionChoice::CapiFix(f.id.clone()))
+        .collect()
+}
+
+/// `f` (or `a`) on the CAPI screen: the menu of the fixes of `cluster`, or why there is none.
+pub fn fix_menu(fleet: &FleetModel, cluster: &str) -> Result<ActionMenu, String> {
+    let findings = findings_of(fleet, cluster);
+    let items = fix_choices(&findings);
+    if items.is_empty() {
+        return Err(match findings.first() {
+            None => format!("no stuck state found in {cluster}"),
+            Some(f) => format!(
+                "{}: no fix is safe to automate (Enter on it explains)",
+                f.id
+            ),
+        });
+    }
+    Ok(ActionMenu {
+        subject: cluster.to_string(),
+        cluster: cluster.to_string(),
+        member_id: None,
+        items,
+        selected: 0,
+    })
 }
 
 /// The node, etcd and delete actions' menu as the shell hands it to the actions screen

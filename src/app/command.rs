@@ -1,81 +1,73 @@
-//! The `:` command line: the list of commands (which help shows), parsing a
-//! typed line into a [`Command`], and Tab completion of command names and of
-//! the cluster and context names `:ctx` takes.
+//! The `:` command line: the list of commands (which help shows), each parsed from a typed
+//! line into the [`Action`] it asks (so a command and a key take one road through update),
+//! and Tab completion of command names and of the cluster and context names `:ctx` takes.
+use std::borrow::Cow;
 
-/// One command as help lists it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use super::action::Action;
+use super::screen::{Pane, Screen};
+
+/// One command as help lists it, and the action it asks.
+#[derive(Debug, Clone, Copy)]
 pub struct CommandSpec {
     pub name: &'static str,
     /// Argument placeholder, empty when the command takes none.
     pub arg: &'static str,
     pub help: &'static str,
+    /// The action of the words typed, the command's name first.
+    act: fn(&[&str]) -> Action,
 }
 
 #[rustfmt::skip]
 pub const COMMANDS: &[CommandSpec] = &[
-    command("provision", "", "provision new nodes for the cluster in use (the wizard)"),
-    command("provisions", "", "the VMs this console provisioned for the cluster in use"),
-    command("ctx", "NAME", "use cluster NAME"),
-    command("contexts", "", "how discovery paired talos and kube contexts"),
-    command("messages", "", "the messages shown so far, newest first, whole"),
-    command("errors", "", "show discovery errors"),
-    command("etcd", "", "etcd pane of the cluster in use"),
-    command("fleet", "", "every cluster, one row each"),
-    command("help", "", "show keys and commands"),
-    command("nodes", "", "nodes pane of the cluster in use"),
-    command("q", "", "quit"),
-    command("quit", "", "quit"),
-    command("reload", "", "read kubeconfig and talosconfig again"),
-    command("rollout", "", "progress of this console's rollout on the cluster in use"),
-    command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use"),
-    command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use"),
-    command("versions", "", "versions pane: skew and upgrade targets"),
-    command("logs", "SERVICE [NODE...]", "follow a service's logs on the nodes named (none: every node running it)"),
-    command("dmesg", "NODE", "follow a node's kernel log"),
-    command("health", "", "run the health checks of the cluster in use (a checklist)"),
-    command("capi", "", "the cluster in use as Cluster API sees it (clusterctl describe)"),
-    command("certs", "", "every certificate of every cluster, soonest end first, with its fix"),
-    command("config", "[NODE]", "a node's machine configuration, secrets redacted (none: the selected node)"),
-    command("resources", "[NODE]", "a node's CPU, memory, disks, volumes and network (none: the selected node)"),
+    command("provision", "", "provision new nodes for the cluster in use (the wizard)", |_| Action::OpenProvision),
+    command("provisions", "", "the VMs this console provisioned for the cluster in use", |_| Action::ShowProvisions),
+    command("ctx", "NAME", "use cluster NAME", |w| Action::UseCluster(w[1..].join(" "))),
+    command("contexts", "", "how discovery paired talos and kube contexts", |_| Action::Show(Screen::Clusters)),
+    command("messages", "", "the messages shown so far, newest first, whole", |_| Action::OpenMessages),
+    command("errors", "", "show discovery errors", |_| Action::OpenErrors),
+    command("etcd", "", "etcd pane of the cluster in use", |_| Action::ShowPane(Pane::Etcd)),
+    command("fleet", "", "every cluster, one row each", |_| Action::Show(Screen::Fleet)),
+    command("help", "", "show keys and commands", |_| Action::OpenHelp),
+    command("nodes", "", "nodes pane of the cluster in use", |_| Action::ShowPane(Pane::Nodes)),
+    command("q", "", "quit", |_| Action::Quit),
+    command("quit", "", "quit", |_| Action::Quit),
+    command("reload", "", "read kubeconfig and talosconfig again", |_| Action::Reload),
+    command("rollout", "", "progress of this console's rollout on the cluster in use", |_| Action::ShowRollout),
+    command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use", |w| Action::OpenUpgrade(target(w))),
+    command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use", |w| Action::OpenKubernetesUpgrade(target(w))),
+    command("versions", "", "versions pane: skew and upgrade targets", |_| Action::ShowPane(Pane::Versions)),
+    command("logs", "SERVICE [NODE...]", "follow a service's logs on the nodes named (none: every node running it)", |w| open("logs", w)),
+    command("dmesg", "NODE", "follow a node's kernel log", |w| open("logs", w)),
+    command("health", "", "run the health checks of the cluster in use (a checklist)", |_| Action::Open("health")),
+    command("capi", "", "the cluster in use as Cluster API sees it (clusterctl describe)", |_| Action::OpenOnCluster("capi")),
+    command("certs", "", "every certificate of every cluster, soonest end first, with its fix", |_| Action::Open("certs")),
+    command("config", "[NODE]", "a node's machine configuration, secrets redacted (none: the selected node)", |w| open("config", w)),
+    command("resources", "[NODE]", "a node's CPU, memory, disks, volumes and network (none: the selected node)", |w| open("resources", w)),
 ];
 
 /// One line of [`COMMANDS`].
-const fn command(name: &'static str, arg: &'static str, help: &'static str) -> CommandSpec {
-    CommandSpec { name, arg, help }
+const fn command(
+    name: &'static str,
+    arg: &'static str,
+    help: &'static str,
+    act: fn(&[&str]) -> Action,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arg,
+        help,
+        act,
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    Quit,
-    Ctx(String),
-    Errors,
-    /// `:messages`: the message log.
-    Messages,
-    Help,
-    Reload,
-    Fleet,
-    Contexts,
-    Pane(super::screen::Pane),
-    /// `:upgrade [vX.Y.Z]`.
-    Upgrade(Option<String>),
-    /// `:upgrade-k8s [VERSION]`.
-    UpgradeKubernetes(Option<String>),
-    Rollout,
-    /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
-    Provision,
-    Provisions,
-    /// A screen module with the command's words (`:logs SERVICE [NODE...]`, `:dmesg NODE`:
-    /// the `logs` screen).
-    Open {
-        screen: super::screen_io::ScreenName,
-        words: Vec<String>,
-    },
-    /// `:health`: the health checklist of the cluster in use.
-    Health,
-    /// `:capi`: the Cluster API tree of the cluster in use.
-    Capi,
-    /// `:certs`: every certificate of every cluster.
-    Certs,
+/// The optional argument after the command's name.
+fn target(words: &[&str]) -> Option<String> {
+    words.get(1).map(|s| s.to_string())
+}
+
+/// Screen module `screen` with the words typed (`:logs etcd cp-1`).
+fn open(screen: super::screen_io::ScreenName, words: &[&str]) -> Action {
+    Action::OpenWith(screen, Cow::Owned(words.join(" ")))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,64 +83,29 @@ pub enum CommandError {
     UnexpectedArgument(&'static str),
 }
 
-/// Parses the text after `:`. Surrounding spaces are ignored.
-pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
-    let mut words = line.split_whitespace();
-    let Some(name) = words.next() else {
+/// Parses the text after `:` into the action it asks. Surrounding spaces are ignored.
+pub fn parse(line: &str) -> Result<Option<Action>, CommandError> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let Some((name, rest)) = words.split_first() else {
         return Ok(None);
     };
-    let rest: Vec<&str> = words.collect();
     let spec = COMMANDS
         .iter()
-        .find(|c| c.name == name)
+        .find(|c| c.name == *name)
         .ok_or_else(|| CommandError::Unknown(name.to_string()))?;
-    // `[ARG]` is optional.
+    // `[ARG]` is optional; `:dmesg` takes one node.
     let optional = spec.arg.starts_with('[');
-    if spec.arg.is_empty() || optional {
-        if rest.len() > usize::from(optional) {
-            return Err(CommandError::UnexpectedArgument(spec.name));
-        }
-    } else if rest.is_empty() {
+    let one_at_most = spec.arg.is_empty() || optional || spec.name == "dmesg";
+    if one_at_most && rest.len() > usize::from(!spec.arg.is_empty()) {
+        return Err(CommandError::UnexpectedArgument(spec.name));
+    }
+    if !spec.arg.is_empty() && !optional && rest.is_empty() {
         return Err(CommandError::MissingArgument {
             command: spec.name,
             arg: spec.arg,
         });
     }
-    let command = match spec.name {
-        "ctx" => Command::Ctx(rest.join(" ")),
-        "errors" => Command::Errors,
-        "messages" => Command::Messages,
-        "help" => Command::Help,
-        "reload" => Command::Reload,
-        "fleet" => Command::Fleet,
-        "contexts" => Command::Contexts,
-        "nodes" => Command::Pane(super::screen::Pane::Nodes),
-        "etcd" => Command::Pane(super::screen::Pane::Etcd),
-        "versions" => Command::Pane(super::screen::Pane::Versions),
-        "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
-        "upgrade-k8s" => Command::UpgradeKubernetes(rest.first().map(|s| s.to_string())),
-        "rollout" => Command::Rollout,
-        "provision" => Command::Provision,
-        "provisions" => Command::Provisions,
-        "dmesg" if rest.len() > 1 => return Err(CommandError::UnexpectedArgument("dmesg")),
-        "logs" | "dmesg" => Command::Open {
-            screen: "logs",
-            words: line.split_whitespace().map(String::from).collect(),
-        },
-        "health" => Command::Health,
-        "capi" => Command::Capi,
-        "certs" => Command::Certs,
-        "config" => Command::Open {
-            screen: "config",
-            words: line.split_whitespace().map(String::from).collect(),
-        },
-        "resources" => Command::Open {
-            screen: "resources",
-            words: line.split_whitespace().map(String::from).collect(),
-        },
-        _ => Command::Quit,
-    };
-    Ok(Some(command))
+    Ok(Some((spec.act)(&words)))
 }
 
 /// The line after Tab, and the candidates to show when it stays ambiguous.
@@ -245,31 +202,37 @@ mod tests {
 
     #[test]
     fn parses_commands() {
-        assert_eq!(parse("q"), Ok(Some(Command::Quit)));
-        assert_eq!(parse(" quit "), Ok(Some(Command::Quit)));
+        let parsed = |line| parse(line).map(|a| a.map(|a| format!("{a:?}")));
+        assert_eq!(parsed("q"), Ok(Some("Quit".into())));
+        assert_eq!(parsed(" quit "), Ok(Some("Quit".into())));
         assert_eq!(
-            parse("ctx prod-eu"),
-            Ok(Some(Command::Ctx("prod-eu".into())))
+            parsed("ctx prod-eu"),
+            Ok(Some("UseCluster(\"prod-eu\")".into()))
         );
-        assert_eq!(parse(""), Ok(None));
-        assert_eq!(parse("nodez"), Err(CommandError::Unknown("nodez".into())));
-        assert_eq!(
-            parse("etcd"),
-            Ok(Some(Command::Pane(crate::app::screen::Pane::Etcd)))
-        );
+        assert_eq!(parsed(""), Ok(None));
+        assert_eq!(parsed("nodez"), Err(CommandError::Unknown("nodez".into())));
+        assert_eq!(parsed("etcd"), Ok(Some("ShowPane(Etcd)".into())));
         assert!(matches!(
             parse("ctx"),
             Err(CommandError::MissingArgument { .. })
         ));
-        assert_eq!(parse("q now"), Err(CommandError::UnexpectedArgument("q")));
-        assert_eq!(parse("upgrade"), Ok(Some(Command::Upgrade(None))));
+        assert_eq!(parsed("q now"), Err(CommandError::UnexpectedArgument("q")));
+        assert_eq!(parsed("upgrade"), Ok(Some("OpenUpgrade(None)".into())));
         assert_eq!(
-            parse("upgrade v1.12.0"),
-            Ok(Some(Command::Upgrade(Some("v1.12.0".into()))))
+            parsed("upgrade v1.12.0"),
+            Ok(Some("OpenUpgrade(Some(\"v1.12.0\"))".into()))
         );
         assert_eq!(
-            parse("upgrade v1.12.0 now"),
+            parsed("upgrade v1.12.0 now"),
             Err(CommandError::UnexpectedArgument("upgrade"))
+        );
+        assert_eq!(
+            parsed("dmesg w-1 w-2"),
+            Err(CommandError::UnexpectedArgument("dmesg"))
+        );
+        assert_eq!(
+            parsed("logs etcd cp-1"),
+            Ok(Some("OpenWith(\"logs\", \"logs etcd cp-1\")".into()))
         );
     }
 

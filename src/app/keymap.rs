@@ -4,6 +4,8 @@
 //! shares, table keys, live-data keys, the global keys). The `?` help overlay and the footer
 //! hints are generated from these tables, so they cannot drift from what keys do; a screen
 //! module brings its own table (`ScreenModule::keys`) and the shell adds `:`, `?` and quit.
+use std::borrow::Cow;
+
 use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::action::Action;
@@ -56,11 +58,11 @@ struct Place {
 #[rustfmt::skip]
 static PLACES: &[Place] = &[
     Place { context: KeyContext::Fleet, title: "Cluster list (fleet)",
-        parts: &[Keys(FLEET_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(FLEET_TAIL), Keys(GLOBAL), Moves, Keys(DELETE_CLUSTER), Keys(OPEN_CREATE), Keys(OPEN_CERTS)] },
+        parts: &[Keys(FLEET_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(FLEET_TAIL), Keys(GLOBAL), Moves, Keys(FLEET_OPENS)] },
     Place { context: KeyContext::Cluster, title: "Cluster panes (nodes, etcd, versions)",
-        parts: &[Keys(OPEN_ACTIONS), Keys(CLUSTER_OWN), Keys(OPEN_PROVISION), Keys(TABLE_KEYS), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(OPEN_LOGS), Keys(OPEN_HEALTH), Keys(OPEN_CAPI), Keys(DELETE_CLUSTER)] },
+        parts: &[Keys(CLUSTER_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(CLUSTER_OPENS)] },
     Place { context: KeyContext::NodeDetail, title: "Node detail",
-        parts: &[Keys(OPEN_ACTIONS), Keys(DETAIL_OWN), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(OPEN_LOGS_OF_NODE), Keys(OPEN_RESOURCES), Keys(OPEN_CONFIG)] },
+        parts: &[Keys(DETAIL_OWN), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(DETAIL_OPENS)] },
     Place { context: KeyContext::Clusters, title: "Discovery (:contexts)", parts: &[Moves, Keys(CLUSTERS)] },
     Place { context: KeyContext::Errors, title: "Discovery errors", parts: &[Keys(SCROLL), Keys(ERRORS_CLOSE), Keys(CTRL_C_QUITS)] },
     Place { context: KeyContext::CommandLine, title: "Command line (:)", parts: &[Keys(COMMAND_LINE), Keys(DELETE_CHAR), Keys(CANCEL)] },
@@ -132,6 +134,7 @@ static FLEET_OWN: &[Binding] = &[
 
 #[rustfmt::skip]
 static CLUSTER_OWN: &[Binding] = &[
+    OPEN_ACTIONS,
     bind(&[Key::char('1')], Action::ShowPane(Pane::Nodes), "nodes pane"),
     bind(&[Key::char('2')], Action::ShowPane(Pane::Etcd), "etcd pane"),
     bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
@@ -140,6 +143,8 @@ static CLUSTER_OWN: &[Binding] = &[
     bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade (or show the running one)"),
     bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
     bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
+    // Ahead of the live keys: live data and rollouts pause on `Space`.
+    bind(&[Key::char('p')], Action::OpenProvision, "provision new nodes (the wizard; or the running provision)").footer("provision"),
 ];
 
 #[rustfmt::skip]
@@ -174,6 +179,7 @@ static FLEET_TAIL: &[Binding] = &[
 
 #[rustfmt::skip]
 static DETAIL_OWN: &[Binding] = &[
+    OPEN_ACTIONS,
     bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
     bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
     bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
@@ -188,7 +194,7 @@ static GLOBAL: &[Binding] = &[
 
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
-    bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
+    bind(&[Key::ENTER], Action::OpenSelected, "use the selected cluster").footer("use"),
     bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
     bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
@@ -197,36 +203,40 @@ static CLUSTERS: &[Binding] = &[
     bind(QUIT, Action::Quit, "quit").footer("quit"),
 ];
 
-/// The keys that bring a screen module on top: `C` on the fleet, `H` on the cluster panes.
+/// The screens the fleet opens, after its other keys.
 #[rustfmt::skip]
-static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"), "every certificate of every cluster, soonest end first, with its fix (:certs)")];
-
-#[rustfmt::skip]
-static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the operation running here)")];
-
-/// `p` on the cluster panes, ahead of their other keys (live data and rollouts pause on
-/// `Space`): the provision wizard, or the provision running there (`app::provision`).
-#[rustfmt::skip]
-static OPEN_PROVISION: &[Binding] = &[bind(&[Key::char('p')], Action::OpenProvision, "provision new nodes (the wizard; or the running provision)").footer("provision")];
-
-#[rustfmt::skip]
-static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
-
-/// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).
-#[rustfmt::skip]
-static OPEN_LOGS: &[Binding] = &[bind(&[Key::char('l')], Action::Open("logs"), "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)").footer("logs").offered(on_a_logs_pane)];
-
-#[rustfmt::skip]
-static OPEN_LOGS_OF_NODE: &[Binding] = &[
-    bind(&[Key::char('l')], Action::Open("logs"), "logs of one of the node's services (a picker)").footer("logs"),
-    bind(&[Key::char('d')], Action::OpenWith("logs", "dmesg"), "the node's kernel log (dmesg)"),
+static FLEET_OPENS: &[Binding] = &[
+    DELETE_CLUSTER,
+    bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the operation running here)"),
+    bind(&[Key::char('C')], Action::Open("certs"), "every certificate of every cluster, soonest end first, with its fix (:certs)"),
 ];
 
+/// The screens the cluster panes open, after their other keys: `l` the selected node's log
+/// picker (nodes pane) or etcd of every control plane (etcd pane).
 #[rustfmt::skip]
-static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources)];
+static CLUSTER_OPENS: &[Binding] = &[
+    bind(&[Key::char('l')], Action::Open("logs"), "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)").footer("logs").offered(on_a_logs_pane),
+    bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)"),
+    bind(&[Key::char('C')], Action::Open("capi"), "the cluster's Cluster API tree and stuck states (:capi)"),
+    DELETE_CLUSTER,
+];
 
+/// The screens node detail opens, after its other keys.
 #[rustfmt::skip]
-static OPEN_CONFIG: &[Binding] = &[bind(&[Key::char('m')], Action::Open("config"), "the node's machine configuration, secrets redacted (:config NODE)").footer("config").offered(room_for_config)];
+static DETAIL_OPENS: &[Binding] = &[
+    bind(&[Key::char('l')], Action::Open("logs"), "logs of one of the node's services (a picker)").footer("logs"),
+    bind(&[Key::char('d')], Action::OpenWith("logs", Cow::Borrowed("dmesg")), "the node's kernel log (dmesg)"),
+    bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources),
+    bind(&[Key::char('m')], Action::Open("config"), "the node's machine configuration, secrets redacted (:config NODE)").footer("config").offered(room_for_config),
+];
+
+/// On the cluster panes and node detail, ahead of their other keys.
+#[rustfmt::skip]
+const OPEN_ACTIONS: Binding = bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member");
+
+/// On the fleet and the cluster panes, after their other keys.
+#[rustfmt::skip]
+const DELETE_CLUSTER: Binding = bind(&[Key::char('D')], Action::OpenDelete, "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)");
 
 /// At 80 columns node detail's own keys fill the footer, and `?` lists `m` there.
 fn room_for_config(state: &AppState) -> bool {
@@ -247,18 +257,6 @@ fn on_a_logs_pane(state: &AppState) -> bool {
     );
     pane && state.size.0 >= 90
 }
-
-/// On the cluster panes: the Cluster API tree of the cluster in use.
-#[rustfmt::skip]
-static OPEN_CAPI: &[Binding] = &[bind(&[Key::char('C')], Action::Open("capi"), "the cluster's Cluster API tree and stuck states (:capi)")];
-
-/// On the cluster panes and node detail, ahead of their other keys.
-#[rustfmt::skip]
-static OPEN_ACTIONS: &[Binding] = &[bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member")];
-
-/// On the fleet and the cluster panes, after their other keys.
-#[rustfmt::skip]
-static DELETE_CLUSTER: &[Binding] = &[bind(&[Key::char('D')], Action::OpenDelete, "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)")];
 
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]

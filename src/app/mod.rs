@@ -4,7 +4,6 @@
 pub mod action;
 pub mod actions;
 pub mod binding;
-pub mod capi_doctor;
 pub mod command;
 pub mod help;
 pub mod keymap;
@@ -25,7 +24,6 @@ pub mod tables;
 pub(crate) mod test_fixtures;
 pub mod update;
 pub mod update_actions;
-pub mod update_delete;
 mod update_overlay;
 mod update_panes;
 mod update_provision;

@@ -9,12 +9,8 @@ use std::collections::HashMap;
 use super::screen::{Screen, TableKind};
 use super::state::AppState;
 use super::tables::{self, TableData};
-use crate::fleet::summary::{ClusterHealth, cluster_health, node_versions, running_kubernetes};
-use crate::fleet::{ClusterLive, ClusterStatus};
-use crate::versions::{
-    KubeVersion, Minor, SkewWarning, TalosVersion, Version, fleet_talos_upgrade_targets,
-    kubernetes_upgrade_targets, skew_warnings,
-};
+use crate::fleet::ClusterLive;
+use crate::fleet::summary::{ClusterHealth, VersionFindings, cluster_health};
 
 /// What a prepared cache was made for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,35 +26,6 @@ impl Stamp {
             generation: state.generation,
             screen: state.screen,
             current: state.current.clone(),
-        }
-    }
-}
-
-/// Skew warnings, valid upgrade targets and the Talos minors of one cluster.
-#[derive(Debug, Clone, Default)]
-pub struct VersionFindings {
-    pub warnings: Vec<SkewWarning>,
-    pub talos_targets: Vec<TalosVersion>,
-    /// `None` when the running Kubernetes version is unknown.
-    pub kubernetes_targets: Option<Vec<KubeVersion>>,
-    /// Distinct Talos minors running, in order.
-    pub talos_minors: Vec<Minor>,
-}
-
-impl VersionFindings {
-    pub fn of(status: &ClusterStatus) -> VersionFindings {
-        let versions = node_versions(status);
-        let warnings = skew_warnings(&versions);
-        let talos: Vec<Version> = versions.into_iter().filter_map(|n| n.talos).collect();
-        let mut talos_minors: Vec<Minor> = talos.iter().map(Version::minor_key).collect();
-        talos_minors.sort();
-        talos_minors.dedup();
-        VersionFindings {
-            warnings,
-            talos_targets: fleet_talos_upgrade_targets(&talos, false),
-            kubernetes_targets: running_kubernetes(status)
-                .map(|k| kubernetes_upgrade_targets(&k, &talos)),
-            talos_minors,
         }
     }
 }

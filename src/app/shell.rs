@@ -2,7 +2,7 @@
 //! news, poller reports and ticks to them with the context they are lent. Pure.
 use crossterm::event::KeyEvent;
 
-use super::action::{Action, Effect};
+use super::action::Effect;
 use super::actions::ProgressNews;
 use super::message::Message;
 use super::screen::Pane;
@@ -271,26 +271,12 @@ pub fn of_cluster_in_use(state: &AppState) -> bool {
     top_module(state).is_some_and(|m| m.of_cluster_in_use())
 }
 
-/// An action while a module is on top and no overlay or input line is: its keys go to it;
-/// `?` and `:` are the shell's.
-pub fn on_action(state: &mut AppState, action: Action) -> Vec<Effect> {
-    match action {
-        Action::ScreenKey(event) => return on_key(state, &event),
-        Action::Open(name) => return open(state, name),
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => {
-            state.open_input(InputKind::Command, String::new());
-        }
-        _ => {}
-    }
-    Vec::new()
-}
-
 #[cfg(test)]
 mod tests {
     use crossterm::event::KeyCode;
 
     use super::*;
+    use crate::app::Action;
     use crate::app::keymap::{KeyContext, action_for, context, footer_hints};
     use crate::app::screen::Pane;
     use crate::app::test_fixtures::{cluster_screen, press};

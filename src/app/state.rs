@@ -179,12 +179,6 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
-    /// table chrome.
-    pub fn page(&self) -> usize {
-        usize::from(self.size.1.saturating_sub(8)).max(1)
-    }
-
     /// Opens the input line for `kind` with `text` typed, clearing the message line.
     pub fn open_input(&mut self, kind: InputKind, text: String) {
         self.message = None;

@@ -4,7 +4,7 @@
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect, PollerCommand};
 use super::actions::ProgressNews;
-use super::command::{self, Command};
+use super::command;
 use super::message::Message;
 use super::screen::Screen;
 use super::state::{AppState, ConfirmState, InputKind, Overlay};
@@ -34,52 +34,41 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 }
 
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
-    if let Action::Event(AppEvent::Fleet(event)) = action {
-        let redraw = on_fleet_event(state, event);
-        if redraw {
+    // Reports, news and ticks: a redraw only when they changed what is on screen.
+    let (redraw, effects) = match action {
+        Action::Event(AppEvent::Fleet(event)) => (on_fleet_event(state, event), Vec::new()),
+        Action::Event(AppEvent::Screen(news)) => {
+            // A configuration change's end: the nodes' configurations are compared again.
+            if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
+                && let Some(p) = state.progress().filter(|p| p.kind == *kind)
+                && *kind == OperationKind::ConfigPatch
+            {
+                let cluster = p.cluster.clone();
+                state.tables.drift_asked.remove(&cluster);
+            }
+            super::shell::on_news(state, &news)
+        }
+        Action::Event(AppEvent::Tick(unix)) => {
+            state.wall_clock = Some(unix);
+            (super::shell::on_tick(state, unix), Vec::new())
+        }
+        action => {
             state.generation += 1;
+            let before = panes::Watching::of(state);
+            let mut effects = update_inner(state, action);
+            let after = panes::Watching::of(state);
+            effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
+            effects.extend(super::shell::settle(state));
+            return Outcome {
+                effects,
+                redraw: true,
+            };
         }
-        return Outcome {
-            effects: Vec::new(),
-            redraw,
-        };
+    };
+    if redraw {
+        state.generation += 1;
     }
-    if let Action::Event(AppEvent::Screen(news)) = &action {
-        // A configuration change's end: the nodes' configurations are compared again.
-        if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
-            && let Some(p) = state.progress().filter(|p| p.kind == *kind)
-            && *kind == OperationKind::ConfigPatch
-        {
-            let cluster = p.cluster.clone();
-            state.tables.drift_asked.remove(&cluster);
-        }
-        let (redraw, effects) = super::shell::on_news(state, news);
-        if redraw {
-            state.generation += 1;
-        }
-        return Outcome { effects, redraw };
-    }
-    if let Action::Event(AppEvent::Tick(unix)) = action {
-        state.wall_clock = Some(unix);
-        let redraw = super::shell::on_tick(state, unix);
-        if redraw {
-            state.generation += 1;
-        }
-        return Outcome {
-            effects: Vec::new(),
-            redraw,
-        };
-    }
-    state.generation += 1;
-    let before = panes::Watching::of(state);
-    let mut effects = update_inner(state, action);
-    let after = panes::Watching::of(state);
-    effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
-    effects.extend(super::shell::settle(state));
-    Outcome {
-        effects,
-        redraw: true,
-    }
+    Outcome { effects, redraw }
 }
 
 /// [`apply`] without the redraw answer.
@@ -93,7 +82,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
-        Action::Event(event) => return on_event(state, event),
+        Action::Event(AppEvent::Discovered(discovery)) => on_discovered(state, *discovery),
+        // Poller reports, ticks and screen news are folded in `apply_action`.
+        Action::Event(_) => {}
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved) => return on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -113,52 +104,51 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None if matches!(state.screen, Screen::Module(_)) => {
-                    super::shell::on_action(state, other)
-                }
-                None => match other {
-                    Action::OpenUpgrade(target) => {
-                        upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
-                    }
-                    Action::OpenKubernetesUpgrade(target) => {
-                        upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
-                    }
-                    Action::OpenProvision => provision::open(state),
-                    Action::ShowRollout => {
-                        upgrade::show_rollout(state);
-                        Vec::new()
-                    }
-                    Action::OpenActions => super::update_actions::open_menu(state),
-                    Action::Open(name) => super::shell::open(state, name),
-                    Action::OpenWith(name, word) => {
-                        super::shell::open_with(state, name, vec![word.into()])
-                    }
-                    Action::OpenDelete => super::update_delete::open(state),
-                    other => panes::on_screen(state, other),
-                },
+                None => on_screen(state, other),
             };
         }
     }
     Vec::new()
 }
 
-/// The dispatcher approved an action: an upgrade's rollout (`update_upgrade`: the journal's
-/// resumed, or the plan on screen), else the run of the plan on screen (`update_actions`); a
+/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
+/// progress shows; else the run of the plan on screen (`update_actions`), an upgrade, a
 /// CAPI-way upgrade, a configuration patch or a create only while no other runs here.
 fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    match approved.action() {
-        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. } => {
-            upgrade::on_approved(state, approved)
+    let action = approved.action();
+    let rollout = matches!(
+        action,
+        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
+    );
+    let starting = match action {
+        MutatingAction::UpgradeTalos { cluster, target } => {
+            Some(format!("starting the upgrade of {cluster} to {target}"))
         }
-        MutatingAction::CapiUpgrade { .. }
-        | MutatingAction::ConfigPatch { .. }
-        | MutatingAction::CreateCluster { .. }
-            if state.operation_running() =>
-        {
-            super::action::not_run(&approved, "an action already runs from this console")
-        }
-        _ => super::update_actions::on_approved(state, approved),
+        _ => None,
+    };
+    if rollout
+        && state.screen == Screen::Module(super::shell::PROGRESS)
+        && let Some(resumed) = super::shell::on_approved(state, &approved)
+    {
+        return resumed;
     }
+    let alone = rollout
+        || matches!(
+            action,
+            MutatingAction::CapiUpgrade { .. }
+                | MutatingAction::ConfigPatch { .. }
+                | MutatingAction::CreateCluster { .. }
+        );
+    if alone && state.operation_running() {
+        return super::action::not_run(&approved, "an action already runs from this console");
+    }
+    let effects = super::update_actions::on_approved(state, approved);
+    let started = (effects.iter()).any(|e| matches!(e, Effect::RunAction { .. }));
+    if let Some(starting) = starting.filter(|_| started) {
+        // Says what happens now, in place of the plan's "acknowledged; s starts".
+        state.message = Some(Message::info(starting));
+    }
+    effects
 }
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.
@@ -206,30 +196,22 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     redraw
 }
 
-fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
-    match event {
-        AppEvent::Fleet(event) => {
-            on_fleet_event(state, event);
-        }
-        AppEvent::Tick(unix) => state.wall_clock = Some(unix),
-        AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
-        AppEvent::Discovered(discovery) => {
-            state.provision.kubeconfig = discovery.kubeconfig.clone();
-            state.clusters = discovery.clusters;
-            state.errors = discovery.errors;
-            if let Some(current) = &state.current
-                && !state.clusters.iter().any(|c| &c.name == current)
-            {
-                state.current = None;
-            }
-            state.message = Some(Message::info(format!(
-                "reloaded: {} clusters, {} discovery errors",
-                state.clusters.len(),
-                state.errors.len()
-            )));
-        }
+/// Discovery ran again (`:reload`): its clusters replace the list; the cluster in use stays
+/// when it is still there.
+fn on_discovered(state: &mut AppState, discovery: crate::discovery::Discovery) {
+    state.provision.kubeconfig = discovery.kubeconfig.clone();
+    state.clusters = discovery.clusters;
+    state.errors = discovery.errors;
+    if let Some(current) = &state.current
+        && !state.clusters.iter().any(|c| &c.name == current)
+    {
+        state.current = None;
     }
-    Vec::new()
+    state.message = Some(Message::info(format!(
+        "reloaded: {} clusters, {} discovery errors",
+        state.clusters.len(),
+        state.errors.len()
+    )));
 }
 
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
@@ -319,67 +301,79 @@ fn set_filter(state: &mut AppState, text: String) {
     }
 }
 
+/// A `:` command: the action it asks, taken as a key's would be.
 fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
     match command::parse(text) {
+        Ok(Some(action)) => update_inner(state, action),
         Ok(None) => Vec::new(),
-        Ok(Some(Command::Quit)) => quit(state),
-        Ok(Some(Command::Help)) => {
-            state.overlay = Some(Overlay::Help { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Errors)) => {
-            state.overlay = Some(Overlay::Errors { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Messages)) => {
-            state.overlay = Some(Overlay::Messages { scroll: 0 });
-            Vec::new()
-        }
-        Ok(Some(Command::Reload)) => {
-            state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
-            vec![Effect::ReloadDiscovery]
-        }
-        Ok(Some(Command::Ctx(name))) => {
-            let (message, effects) = use_cluster_or_context(state, &name);
-            state.message = Some(message);
-            effects
-        }
-        Ok(Some(Command::Fleet)) => {
-            state.screen = Screen::Fleet;
-            Vec::new()
-        }
-        Ok(Some(Command::Contexts)) => {
-            state.screen = Screen::Clusters;
-            Vec::new()
-        }
-        Ok(Some(Command::Upgrade(target))) => {
-            upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
-        }
-        Ok(Some(Command::UpgradeKubernetes(target))) => {
-            upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
-        }
-        Ok(Some(Command::Provision)) => provision::open(state),
-        Ok(Some(Command::Provisions)) => provision::show(state),
-        Ok(Some(Command::Rollout)) => {
-            upgrade::show_rollout(state);
-            Vec::new()
-        }
-        Ok(Some(Command::Capi)) => match upgrade::usable_cluster(state) {
-            Some(_) => super::shell::open(state, "capi"),
-            None => Vec::new(),
-        },
-        Ok(Some(Command::Pane(pane))) => {
-            panes::show_pane(state, pane);
-            Vec::new()
-        }
-        Ok(Some(Command::Open { screen, words })) => super::shell::open_with(state, screen, words),
-        Ok(Some(Command::Health)) => super::shell::open(state, "health"),
-        Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()
         }
     }
+}
+
+/// An action with no overlay or input line open: what opens a screen, an overlay or the
+/// command line, whatever the screen (a key or a `:` command asked it); else the module on
+/// top's keys, or the fleet's, the cluster panes' and node detail's (`update_panes`).
+fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let overlay = match action {
+        Action::OpenUpgrade(target) => {
+            return upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target);
+        }
+        Action::OpenKubernetesUpgrade(target) => {
+            return upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target);
+        }
+        Action::OpenProvision => return provision::open(state),
+        Action::ShowProvisions => return provision::show(state),
+        Action::OpenActions => return super::update_actions::open_menu(state),
+        Action::OpenDelete => return super::update_actions::open_delete(state),
+        Action::Open(name) => return super::shell::open(state, name),
+        Action::OpenWith(name, line) => {
+            let words = line.split_whitespace().map(String::from).collect();
+            return super::shell::open_with(state, name, words);
+        }
+        Action::OpenOnCluster(name) => {
+            return match upgrade::usable_cluster(state) {
+                Some(_) => super::shell::open(state, name),
+                None => Vec::new(),
+            };
+        }
+        Action::UseCluster(name) => {
+            let (message, effects) = use_cluster_or_context(state, &name);
+            state.message = Some(message);
+            return effects;
+        }
+        Action::Reload => {
+            state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
+            return vec![Effect::ReloadDiscovery];
+        }
+        Action::ScreenKey(event) => return super::shell::on_key(state, &event),
+        Action::ShowRollout => {
+            upgrade::show_rollout(state);
+            None
+        }
+        Action::ShowPane(pane) => {
+            panes::show_pane(state, pane);
+            None
+        }
+        Action::Show(screen) => {
+            state.screen = screen;
+            None
+        }
+        Action::OpenCommandLine => {
+            state.open_input(InputKind::Command, String::new());
+            None
+        }
+        Action::OpenHelp => Some(Overlay::Help { scroll: 0 }),
+        Action::OpenErrors => Some(Overlay::Errors { scroll: 0 }),
+        Action::OpenMessages => Some(Overlay::Messages { scroll: 0 }),
+        // The rest are a screen's own keys; a module on top takes its own as `ScreenKey`.
+        _ if matches!(state.screen, Screen::Module(_)) => None,
+        other => return panes::on_screen(state, other),
+    };
+    state.overlay = overlay;
+    Vec::new()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The node, etcd and delete actions in the update step: `a` opens the actions screen
-//! (`views::actions`) on the menu of the selection; any approved action of a screen module
+//! (`views::actions`) on the menu of the selection, `D` a cluster's deletion plan; any approved action of a screen module
 //! (the actions', the cluster plan's, the provision wizard's...) handed to the one runner
 //! while the one progress screen (`views::progress`) shows it. Pure.
 use super::action::Effect;
@@ -113,6 +113,25 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
         items,
         selected: 0,
     })
+}
+
+/// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use, on the
+/// cluster plan screen (`views::cluster_plan`, which has the event loop read it with
+/// `prepare_delete`, as `taloscope delete` does); the progress instead while an action runs
+/// here (`shell::open_with`).
+pub fn open_delete(state: &mut AppState) -> Vec<Effect> {
+    let cluster = match state.screen {
+        Screen::Fleet => super::tables::selected_key(state, TableKind::Fleet),
+        Screen::Cluster(_) => state.current.clone(),
+        _ => None,
+    };
+    let Some(cluster) = cluster else {
+        state.message = Some(Message::warn(
+            "no cluster selected: D deletes the fleet's selected cluster or the one in use",
+        ));
+        return Vec::new();
+    };
+    super::shell::open_with(state, "cluster-plan", vec!["delete".into(), cluster])
 }
 
 /// The dispatcher approved an action: the plan of the screen module on top runs when it is

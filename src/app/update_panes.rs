@@ -6,7 +6,7 @@ use super::action::{Action, Effect, PollerCommand};
 use super::binding::Move;
 use super::message::Message;
 use super::screen::{Pane, Screen, TableKind};
-use super::state::{AppState, InputKind, MAX_HELD_EVENTS, Overlay};
+use super::state::{AppState, InputKind, MAX_HELD_EVENTS};
 use super::tables;
 use crate::fleet::FleetEvent;
 
@@ -213,7 +213,7 @@ pub fn open_cluster(state: &mut AppState) {
 }
 
 /// Enter on the fleet: its selected cluster in use, on its nodes pane.
-fn open_selected_cluster(state: &mut AppState) {
+pub(super) fn open_selected_cluster(state: &mut AppState) {
     if let Some(name) = tables::selected_key(state, TableKind::Fleet) {
         state.use_cluster(&name);
         open_cluster(state);
@@ -283,7 +283,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             move_selection(state, TableKind::Nodes, to);
             state.node_events = Default::default();
         }
-        Action::OpenSelected | Action::UseSelected => match state.screen {
+        Action::OpenSelected => match state.screen {
             Screen::Fleet => open_selected_cluster(state),
             Screen::Clusters => {
                 if let Some(name) = tables::selected_key(state, TableKind::Clusters) {
@@ -303,7 +303,6 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
             _ => {}
         },
-        Action::ShowPane(pane) => show_pane(state, pane),
         Action::NextPane => {
             if let Screen::Cluster(pane) = state.screen {
                 state.screen = Screen::Cluster(pane.next());
@@ -332,9 +331,6 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             (Screen::NodeDetail, _) => state.screen = Screen::Cluster(Pane::Nodes),
             _ => state.message = None,
         },
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         Action::OpenFilter => {
             if let Some(kind) = table {
                 let text = state.tables.get(kind).filter.clone();

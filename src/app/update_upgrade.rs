@@ -1,16 +1,13 @@
 //! Which upgrade plan `u` / `U` open (the in-place plan screen of the Talos or Kubernetes kind,
 //! the CAPI way's on a cluster Cluster API owns, or the progress of a rollout that has not
-//! ended), `:rollout`, the rollout another run holds on a cluster, and the approvals of the
-//! rollouts: the resume of a journal's, else the plan screen's on the one runner. Pure, like
-//! the rest of update.
-use super::action::{Effect, not_run};
+//! ended), `:rollout`, and the rollout another run holds on a cluster. Pure, like the rest of
+//! update.
+use super::action::Effect;
 use super::message::Message;
-use super::screen::{Screen, TableKind};
+use super::screen::Screen;
 use super::shell::PROGRESS;
 use super::state::AppState;
-use super::tables;
-use super::update_panes::open_cluster;
-use crate::approval::{ApprovedAction, MutatingAction};
+use super::update_panes::open_selected_cluster;
 use crate::rollout::LeaseReading;
 use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::{InPlaceUpgrade, RolloutInProgress};
@@ -46,11 +43,7 @@ fn rollout_of(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
 /// screens, else the fleet's selection.
 fn target_cluster(state: &mut AppState) -> Option<String> {
     if state.screen == Screen::Fleet {
-        let data = tables::table(state, TableKind::Fleet);
-        if let Some(name) = data.selected_key(&state.tables.fleet).map(String::from) {
-            state.use_cluster(&name);
-            open_cluster(state);
-        }
+        open_selected_cluster(state);
     }
     state.current.clone()
 }
@@ -134,33 +127,4 @@ pub fn show_rollout(state: &mut AppState) {
             ))
         }
     }
-}
-
-/// The dispatcher approved a rollout: resume the journal shown, or start the plan on screen if
-/// it still matches, no guard blocks now and no other operation runs here.
-pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let starting = match approved.action() {
-        MutatingAction::UpgradeTalos { cluster, target } => {
-            Some(format!("starting the upgrade of {cluster} to {target}"))
-        }
-        _ => None,
-    };
-    // The resume of the journal's upgrade the progress shows.
-    if state.screen == Screen::Module(PROGRESS)
-        && let Some(resumed) = super::shell::on_approved(state, &approved)
-    {
-        return resumed;
-    }
-    if state.operation_running() {
-        return not_run(&approved, "an action already runs from this console");
-    }
-    let effects = super::update_actions::on_approved(state, approved);
-    let started = effects
-        .iter()
-        .any(|e| matches!(e, Effect::RunAction { .. }));
-    if let Some(starting) = starting.filter(|_| started) {
-        // Says what happens now, in place of the plan's "acknowledged; s starts".
-        state.message = Some(Message::info(starting));
-    }
-    effects
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::capi::{ClusterTree, MachineNode, MachineRole, tree::condition};
-use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeStatus};
+use crate::fleet::{ClusterStatus, EtcdMemberReport, FleetModel, NodeStatus};
 
 /// The TalosControlPlane condition the provider's etcd health check writes
 /// (siderolabs/cluster-api-control-plane-provider-talos api/v1alpha3/conditions.go).
@@ -106,6 +106,18 @@ pub struct Finding {
     /// Why it is stuck, and what the fix (or the operator) does about it.
     pub explanation: String,
     pub fix: Option<Fix>,
+}
+
+/// The stuck states of `cluster` as the fleet model shows them now; none while its tree or
+/// status is not read yet.
+pub fn findings_of(fleet: &FleetModel, cluster: &str) -> Vec<Finding> {
+    let Some((_, tree)) = fleet.capi.owned_tree(cluster) else {
+        return Vec::new();
+    };
+    match fleet.cluster(cluster).filter(|l| l.has_data()) {
+        Some(live) => diagnose(&tree, &live.status),
+        None => Vec::new(),
+    }
 }
 
 /// Every deadlock of `tree` (the workload cluster as its management cluster sees it) against

@@ -138,6 +138,37 @@ impl FixPlan {
     }
 }
 
+/// `finding` found again over the latest tree and status, its plan made again and its guards
+/// evaluated; a finding that no longer holds leaves no plan.
+pub fn evaluate_fix(
+    finding: &mut Finding,
+    plan: &mut Result<FixPlan, String>,
+    tree: Option<&ClusterTree>,
+    status: &ClusterStatus,
+    roles: &Roles,
+    other: &LeaseReading,
+) -> Vec<Guard> {
+    let Some(tree) = tree else {
+        *plan = Err(format!("{}: the Cluster API tree is not read", finding.id));
+        return Vec::new();
+    };
+    match diagnose(tree, status)
+        .into_iter()
+        .find(|f| f.id == finding.id)
+    {
+        Some(now) => *finding = now,
+        None => {
+            *plan = Err(format!("{} no longer holds: nothing to fix", finding.id));
+            return Vec::new();
+        }
+    }
+    *plan = FixPlan::new(finding, tree, status);
+    match plan {
+        Ok(p) => fix_guards(p, tree, status, roles, other),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// Every guard of the plan: the etcd plan's own; for a Machine deletion that it is still the
 /// stuck one and that etcd keeps its quorum without its member; for a reboot the client's role,
 /// no rollout holding the cluster's Lease (`other`, read by the caller) and that the node is

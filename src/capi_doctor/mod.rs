@@ -8,10 +8,10 @@ mod locate;
 mod run;
 
 pub use diagnose::{
-    Finding, FindingKind, Fix, cleared, control_plane_settled, diagnose, is_member_of,
+    Finding, FindingKind, Fix, cleared, control_plane_settled, diagnose, findings_of, is_member_of,
     recovery_steps,
 };
-pub use fix::{FixPlan, MachineDeletion, fix_guards};
+pub use fix::{FixPlan, MachineDeletion, evaluate_fix, fix_guards};
 pub use locate::{LocateError, Located, locate, read_tree};
 pub use run::{delete_machine, follow, progress_line, read_now};
 

@@ -1,14 +1,15 @@
 //! One cluster summed up in words: node states, stale ages measured to the latest report,
-//! etcd quorum, version skew, certificates near their end and the one-line problems the
-//! fleet row, the cluster summary and the nodes pane show; the ages the commands print too.
+//! etcd quorum, version skew and upgrade targets (`VersionFindings`), certificates near their
+//! end and the one-line problems the fleet row, the cluster summary and the nodes pane show;
+//! the ages the commands print too.
 //! Pure: the model's reading, below the console and the commands that show it.
 use std::time::{Duration, Instant};
 
 use super::problems::{NodeState, Problem, Readings, Severity, cluster_problems, node_state};
 use super::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
-    ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
-    skew_warnings,
+    ControlPlaneComponent, KubeVersion, Minor, NodeVersions, SkewWarning, TalosVersion, Version,
+    fleet_talos_upgrade_targets, kubernetes_upgrade_targets, skew_warnings,
 };
 
 pub fn role_word(role: NodeRole) -> &'static str {
@@ -148,6 +149,35 @@ impl ClusterHealth {
     /// Skew warnings and problems together (information is not counted).
     pub fn warning_count(&self) -> usize {
         self.problems.len()
+    }
+}
+
+/// Skew warnings, valid upgrade targets and the Talos minors of one cluster.
+#[derive(Debug, Clone, Default)]
+pub struct VersionFindings {
+    pub warnings: Vec<SkewWarning>,
+    pub talos_targets: Vec<TalosVersion>,
+    /// `None` when the running Kubernetes version is unknown.
+    pub kubernetes_targets: Option<Vec<KubeVersion>>,
+    /// Distinct Talos minors running, in order.
+    pub talos_minors: Vec<Minor>,
+}
+
+impl VersionFindings {
+    pub fn of(status: &ClusterStatus) -> VersionFindings {
+        let versions = node_versions(status);
+        let warnings = skew_warnings(&versions);
+        let talos: Vec<Version> = versions.into_iter().filter_map(|n| n.talos).collect();
+        let mut talos_minors: Vec<Minor> = talos.iter().map(Version::minor_key).collect();
+        talos_minors.sort();
+        talos_minors.dedup();
+        VersionFindings {
+            warnings,
+            talos_targets: fleet_talos_upgrade_targets(&talos, false),
+            kubernetes_targets: running_kubernetes(status)
+                .map(|k| kubernetes_upgrade_targets(&k, &talos)),
+            talos_minors,
+        }
     }
 }
 

@@ -5,11 +5,10 @@
 use std::path::PathBuf;
 
 use crate::app::actions::{ActionRun, CapiFixRun};
-use crate::app::capi_doctor::evaluate_fix;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
 use crate::approval::{EtcdAction, MutatingAction};
 use crate::capi::CapiOwner;
-use crate::capi_doctor::{Finding, FixPlan};
+use crate::capi_doctor::{Finding, FixPlan, evaluate_fix};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
 use crate::operation::forget::{ForgetPlan, forget_guards};

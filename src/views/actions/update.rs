@@ -12,9 +12,8 @@ use super::plan::{
 };
 use super::{ActionsScreen, NAME};
 use crate::app::action::Effect;
-use crate::app::actions::{ActionChoice, ActionRun, MenuOpened};
+use crate::app::actions::{ActionChoice, ActionRun, MenuOpened, fix_menu};
 use crate::app::binding::{Binding, Key, Move, bind};
-use crate::app::capi_doctor::fix_menu;
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, gate_step, reread_guards};
 use crate::app::screen::Screen;

@@ -8,11 +8,12 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use crate::app::actions::fix_choices;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
-use crate::app::capi_doctor::{findings_of, fix_choices};
 use crate::app::message::Message;
 use crate::app::screens::{Ask, FleetChange, ScreenModule, ScreenName, Shared, Step};
 use crate::capi::{ClusterTree, TreeRow, condition_age, tree_rows};
+use crate::capi_doctor::findings_of;
 use crate::tui::Look;
 
 mod view;

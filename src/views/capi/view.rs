@@ -7,11 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::CapiScreen;
-use crate::app::capi_doctor::{findings_of, fix_choices};
+use crate::app::actions::fix_choices;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::capi::{TreeRow, condition_age, condition_text};
-use crate::capi_doctor::Finding;
+use crate::capi_doctor::{Finding, findings_of};
 use crate::fleet::summary::age_text;
 use crate::tui::Role;
 use crate::views::progress_parts::StepTable;
