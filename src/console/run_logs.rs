@@ -49,8 +49,7 @@ fn start(
     request: LogRequest,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<(), String> {
-    let (_, talos) =
-        super::run_resources::talos_of(&console.state, &request.cluster, "following logs")?;
+    let (_, talos) = super::talos_of(&console.state, &request.cluster, "following logs")?;
     console.logs.view = Some(request.view);
     for (index, node) in request.nodes.iter().enumerate() {
         let stream = NodeStream {

@@ -211,7 +211,7 @@ pub(super) fn line_count(screen: &ResourcesScreen, d: &NodeResources) -> usize {
 
 /// Draws the resources pane of `screen` into `area`.
 pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mut Buffer) {
-    let node = screen.request.as_ref().map(|r| &r.node);
+    let node = screen.node.request.as_ref().map(|r| &r.node);
     let what = match (screen.section, screen.sort, screen.tree) {
         (Section::Overview, _, _) => "Resources",
         (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
@@ -228,12 +228,12 @@ pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mu
         REFRESH.as_secs()
     );
     let inner = titled(look, title, true, area, buf);
-    let reading = screen.document.is_none().then(|| {
+    let reading = screen.node.document.is_none().then(|| {
         let name = node.map_or_else(String::new, |n| crate::printable::line(&n.address));
         format!("reading {name} (CPU is measured over a second)...")
     });
     let lines = |_| {
-        let Some(d) = &screen.document else {
+        let Some(d) = &screen.node.document else {
             return Vec::new();
         };
         let rows = on_view(screen, d);
@@ -243,5 +243,12 @@ pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mu
         rows.map(|(t, r)| Line::from(Span::styled(t, look.styles.get(r))))
             .collect()
     };
-    document(look, screen.error.as_deref(), reading, lines, inner, buf);
+    document(
+        look,
+        screen.node.error.as_deref(),
+        reading,
+        lines,
+        inner,
+        buf,
+    );
 }
