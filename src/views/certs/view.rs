@@ -10,7 +10,7 @@ use unicode_width::UnicodeWidthStr;
 use super::{CertsScreen, fleet_certs};
 use crate::fleet::FleetModel;
 use crate::fleet::cert_expiry::{
-    CertExpiry, ExpiryVerdict, WARN_DAYS, end_date, expires_text, renewal,
+    CertExpiry, ExpiryVerdict, WARN_DAYS, certificate_text, end_date, expires_text, renewal,
 };
 use crate::tui::{Look, Role};
 use crate::views::fit;
@@ -54,11 +54,7 @@ impl<'a> CertsPane<'a> {
     }
 
     fn what(c: &CertExpiry) -> String {
-        let text = match &c.endpoint {
-            Some(endpoint) => format!("{} {endpoint}", c.certificate),
-            None => c.certificate.to_string(),
-        };
-        crate::printable::line(&text)
+        crate::printable::line(&certificate_text(c))
     }
 
     fn whose(c: &CertExpiry) -> String {
