@@ -22,20 +22,12 @@ const MAX_COLUMN: usize = 26;
 const FIX_ROWS: u16 = 6;
 
 pub struct CertsPane<'a> {
-    screen: &'a CertsScreen,
-    fleet: &'a FleetModel,
-    look: &'a Look,
+    pub screen: &'a CertsScreen,
+    pub fleet: &'a FleetModel,
+    pub look: &'a Look,
 }
 
-impl<'a> CertsPane<'a> {
-    pub fn new(screen: &'a CertsScreen, fleet: &'a FleetModel, look: &'a Look) -> CertsPane<'a> {
-        CertsPane {
-            screen,
-            fleet,
-            look,
-        }
-    }
-
+impl CertsPane<'_> {
     fn mark(&self, c: &CertExpiry) -> (&'static str, Role) {
         let g = &self.look.glyphs;
         match c.verdict {

@@ -168,12 +168,6 @@ impl ConfigScreen {
         rows.collect()
     }
 
-    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
-    /// pane's borders left out).
-    fn page(size: (u16, u16)) -> usize {
-        usize::from(size.1.saturating_sub(5)).max(1)
-    }
-
     /// Opens or folds the section under the cursor; the cursor stays on its heading.
     fn fold(&mut self) {
         let Some(row) = self.rows().get(self.cursor).copied() else {
@@ -282,7 +276,7 @@ impl ScreenModule for ConfigScreen {
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
             let last = self.rows().len().saturating_sub(1);
-            self.cursor = step.from(self.cursor, last, Self::page(shared.size));
+            self.cursor = step.from(self.cursor, last, shared.pane_rows());
         }
         Step::default()
     }

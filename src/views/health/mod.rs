@@ -119,6 +119,7 @@ impl ScreenModule for Checklist {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
-        (&view::HealthPane::new(self.latest.as_ref(), look)).render(area, buf);
+        let latest = self.latest.as_ref();
+        (&view::HealthPane { latest, look }).render(area, buf);
     }
 }

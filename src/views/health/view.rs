@@ -25,15 +25,11 @@ static COLUMNS: &[Column] = &[
 ];
 
 pub struct HealthPane<'a> {
-    latest: Option<&'a HealthScreen>,
-    look: &'a Look,
+    pub latest: Option<&'a HealthScreen>,
+    pub look: &'a Look,
 }
 
-impl<'a> HealthPane<'a> {
-    pub fn new(latest: Option<&'a HealthScreen>, look: &'a Look) -> HealthPane<'a> {
-        HealthPane { latest, look }
-    }
-
+impl HealthPane<'_> {
     fn phase_look(&self, phase: CheckPhase) -> (&'static str, Tone) {
         let g = &self.look.glyphs;
         match phase {

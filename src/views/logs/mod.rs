@@ -173,6 +173,11 @@ impl ScreenModule for LogsScreen {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        (&view::LogsView::new(self, shared, look)).render(area, buf);
+        (&view::LogsView {
+            screen: self,
+            shared,
+            look,
+        })
+            .render(area, buf);
     }
 }

@@ -73,12 +73,6 @@ fn selected(opening: &Opening, nodes: &[NodeStatus]) -> Result<NodeStatus, Messa
         .ok_or_else(|| Message::warn("no node selected"))
 }
 
-/// Rows of log lines on a terminal of `size`: all but the header, input and footer lines
-/// and the pane's border.
-fn log_rows(size: (u16, u16)) -> usize {
-    usize::from(size.1.saturating_sub(5)).max(1)
-}
-
 /// Columns of the lines inside the pane's border and its one column of padding each side on
 /// a terminal of `size`.
 fn log_columns(size: (u16, u16)) -> usize {
@@ -190,7 +184,7 @@ impl LogsScreen {
         if key == LogsKey::Back {
             return self.back();
         }
-        let rows = log_rows(shared.size);
+        let rows = shared.pane_rows();
         if let Some(picker) = self.picker.clone() {
             return self.on_picker(picker, key, shared, rows);
         }

@@ -154,12 +154,6 @@ impl ResourcesScreen {
             ..Step::default()
         }
     }
-
-    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
-    /// pane's borders left out).
-    fn rows(size: (u16, u16)) -> usize {
-        usize::from(size.1.saturating_sub(5)).max(1)
-    }
 }
 
 impl ScreenModule for ResourcesScreen {
@@ -231,15 +225,15 @@ impl ScreenModule for ResourcesScreen {
             && self.section == Section::Containers
         {
             let last = d.containers.len().saturating_sub(1);
-            self.selected = step.from(self.selected, last, Self::rows(shared.size));
+            self.selected = step.from(self.selected, last, shared.pane_rows());
             // The selected row stays in view.
             let line = view::selected_container_line(d, self.selected).unwrap_or(0);
-            let rows = Self::rows(shared.size);
+            let rows = shared.pane_rows();
             self.scroll = self.scroll.min(line).max((line + 1).saturating_sub(rows));
             return Step::default();
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
-            let rows = Self::rows(shared.size);
+            let rows = shared.pane_rows();
             let last = self
                 .node
                 .document
