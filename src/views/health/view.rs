@@ -143,11 +143,7 @@ impl Widget for &HealthPane<'_> {
         let server_line = self.server_line(screen);
         let server_rows = server_line.as_ref().map_or(0, rows_of);
         let lines = screen.lines();
-        let focused = screen.focused();
-        let opened = focused
-            .filter(|_| screen.opened)
-            .and_then(|i| lines.get(i))
-            .filter(|l| !l.message.is_empty());
+        let opened = screen.focused_error().filter(|_| screen.opened);
         let error_rows = match opened {
             Some(_) => (inner.height / 2).max(3),
             None => 0,
@@ -167,7 +163,7 @@ impl Widget for &HealthPane<'_> {
                 .wrap(Wrap { trim: true })
                 .render(area, buf);
         }
-        if let Some(line) = opened {
+        if let Some(line) = &opened {
             self.render_error(line, error, buf);
         }
         // Keep the selected check, else the last one reached (and one after it) in view.
