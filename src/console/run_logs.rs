@@ -11,8 +11,9 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::clock::unix_now;
+use crate::node_resources::NodeIdentity;
 use crate::talos::{LogOptions, LogSource, TalosClient};
-use crate::views::logs::{LogEvent, LogNode, LogReport, LogRequest, LogTask, NAME};
+use crate::views::logs::{LogEvent, LogReport, LogRequest, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
 const BATCH: usize = 256;
@@ -71,7 +72,7 @@ struct NodeStream {
     talos: TalosClient,
     view: u64,
     index: usize,
-    node: LogNode,
+    node: NodeIdentity,
     source: LogSource,
     tail: u32,
     app: mpsc::Sender<AppEvent>,

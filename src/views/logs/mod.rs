@@ -23,8 +23,7 @@ mod update;
 mod view;
 
 pub use buffer::{
-    DEFAULT_TAIL, LogEvent, LogNode, LogReport, LogRequest, LogSubject, LogTask, LogView,
-    ServicePicker,
+    DEFAULT_TAIL, LogEvent, LogReport, LogRequest, LogSubject, LogTask, LogView, ServicePicker,
 };
 
 /// The screen module's name: its news and tasks are addressed to it.
