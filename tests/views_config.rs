@@ -41,7 +41,7 @@ fn opened(read: Option<Result<NodeConfig, String>>) -> AppState {
     assert_eq!(s.screen, Screen::Module(NAME));
     if let Some(read) = read {
         let screen = s.screens.find::<ConfigScreen>().expect("the screen");
-        let reading = screen.request.as_ref().expect("a request").reading;
+        let reading = screen.node.request.as_ref().expect("a request").reading;
         let news = ConfigNews { reading, read };
         update(
             &mut s,

@@ -53,7 +53,7 @@ fn opened(document: Option<NodeResources>) -> AppState {
     assert_eq!(s.screen, Screen::Module(NAME));
     if let Some(document) = document {
         let screen = s.screens.find::<ResourcesScreen>().expect("the screen");
-        let reading = screen.request.as_ref().expect("a request").reading;
+        let reading = screen.node.request.as_ref().expect("a request").reading;
         let news = ResourcesNews {
             reading,
             read: Ok(document),

@@ -51,6 +51,12 @@ impl Shared<'_> {
     pub fn page(&self) -> usize {
         usize::from(self.size.1.saturating_sub(8)).max(1)
     }
+
+    /// Rows of text a screen's one pane shows: all but the header, message and footer lines
+    /// and the pane's borders.
+    pub fn pane_rows(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(5)).max(1)
+    }
 }
 
 /// What a screen's update step asks of the shell: effects for the event loop, a message for

@@ -10,8 +10,8 @@ use super::session::{discover_all, named};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
-    CertExpiry, ExpiryVerdict, cluster_cert_expiry, expires_text, kubeconfig_client_cert,
-    served_cert_expiry,
+    CertExpiry, ExpiryVerdict, certificate_text, cluster_cert_expiry, expires_text,
+    kubeconfig_client_cert, served_cert_expiry,
 };
 use crate::talos::ClientOptions;
 
@@ -55,10 +55,7 @@ fn table(certs: &[CertExpiry]) -> String {
             mark.to_string(),
             c.cluster.clone(),
             c.context.clone(),
-            match &c.endpoint {
-                Some(endpoint) => format!("{} {endpoint}", c.certificate),
-                None => c.certificate.to_string(),
-            },
+            certificate_text(c),
             expires_text(c),
         ]
     });

@@ -108,7 +108,7 @@ async fn watch_client_side(
     list: &mut HealthChecklist,
     live: bool,
 ) -> Result<(), Stop> {
-    let deadline = Instant::now() + timeout;
+    let began = Instant::now();
     loop {
         let passed: Vec<String> = list
             .checks
@@ -125,15 +125,11 @@ async fn watch_client_side(
                 write_stdout(&row_line(row))?;
             }
         }
-        if list.checks.iter().all(|c| c.state == CheckMark::Ok) {
-            list.finish(None);
+        if let Some(end) = list.client_side_end(began.elapsed(), timeout) {
+            list.finish(end);
             return Ok(());
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            list.finish(Some(format!("not every check passed within {timeout:?}")));
-            return Ok(());
-        }
+        let left = timeout.saturating_sub(began.elapsed());
         tokio::time::sleep(left.min(CLIENT_SIDE_ROUND)).await;
         status = observer.status().await;
     }

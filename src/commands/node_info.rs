@@ -1,7 +1,6 @@
 //! `taloscope node info`: what runs inside one node and what it holds, as sections of text or
 //! one JSON document (the `node_resources` document's fields). Read-only: `os:reader`
 //! suffices.
-use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -23,67 +22,32 @@ pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The document as sections of aligned text.
+/// The document as sections of aligned text: the resources screen's sections, and every
+/// connection, process and container.
 fn table(d: &NodeResources) -> String {
-    let mut out = format!("{}\n", text::heading(d));
-    for p in &d.problems {
-        let _ = writeln!(out, "  ! {p}");
-    }
-    for (row, _) in text::overview(d) {
-        let _ = writeln!(out, "{row}");
-    }
-    let _ = writeln!(out, "\nDISKS");
-    for disk in &d.disks {
-        let _ = writeln!(out, "  {}", text::disk_row(disk));
-    }
-    let _ = writeln!(out, "\nVOLUMES");
-    for v in &d.volumes {
-        let _ = writeln!(out, "  {}", text::volume_row(v));
-    }
+    let mut lines = text::overview_lines(d);
+    text::disks_and_volumes(&mut lines, d);
     if !d.ephemeral_directories.is_empty() {
-        let _ = writeln!(out, "\nEPHEMERAL USAGE");
-        for dir in &d.ephemeral_directories {
-            let _ = writeln!(out, "  {}", text::directory_row(dir));
-        }
+        text::ephemeral(&mut lines, d);
     }
-    let _ = writeln!(out, "\nLINKS");
-    for l in &d.links {
-        let _ = writeln!(out, "  {}", text::link_row(l));
-    }
-    let _ = writeln!(out, "\nADDRESSES");
-    for a in &d.addresses {
-        let _ = writeln!(out, "  {}", text::address_row(a));
-    }
-    let _ = writeln!(out, "\nROUTES   {}", text::routes_summary(&d.routes));
-    let _ = writeln!(out, "\nKUBESPAN PEERS");
-    if d.kubespan_peers.is_empty() {
-        let _ = writeln!(out, "  {}", text::NO_KUBESPAN_PEERS);
-    }
-    for p in &d.kubespan_peers {
-        let _ = writeln!(out, "  {}", text::peer_row(p));
-    }
-    let _ = writeln!(out, "\nCONNECTIONS");
-    for c in &d.connections {
-        let _ = writeln!(out, "  {}", text::connection_row(c));
-    }
-    let _ = writeln!(
-        out,
-        "\nPROCESSES  {:>6} {:>6} {:>10}  COMMAND",
+    text::links_and_addresses(&mut lines, d);
+    let routes = format!("ROUTES   {}", text::routes_summary(&d.routes));
+    text::section(&mut lines, &routes, Vec::new());
+    text::kubespan_peers(&mut lines, d);
+    let rows = |rows: Vec<String>| rows.into_iter().map(text::plain).collect();
+    let connections = d.connections.iter().map(text::connection_row);
+    text::section(&mut lines, "CONNECTIONS", rows(connections.collect()));
+    let head = format!(
+        "PROCESSES  {:>6} {:>6} {:>10}  COMMAND",
         "PID", "CPU", "RSS"
     );
-    for p in &d.processes {
-        let _ = writeln!(
-            out,
-            "           {:>6} {:>5.1}% {:>10}  {}",
-            p.pid,
-            p.cpu_percent,
-            bytes(p.rss_bytes),
-            p.command
-        );
-    }
-    let _ = writeln!(out, "\nCONTAINERS");
-    for c in &d.containers {
-        let _ = writeln!(out, "  {}", text::container_row(c));
-    }
+    let processes = d.processes.iter().map(|p| {
+        let (pid, cpu, rss) = (p.pid, p.cpu_percent, bytes(p.rss_bytes));
+        format!("         {pid:>6} {cpu:>5.1}% {rss:>10}  {}", p.command)
+    });
+    text::section(&mut lines, &head, rows(processes.collect()));
+    let containers = d.containers.iter().map(text::container_row);
+    text::section(&mut lines, "CONTAINERS", rows(containers.collect()));
+    let out: String = lines.into_iter().map(|(line, _)| line + "\n").collect();
     out.trim_end().to_string() + "\n"
 }

@@ -7,13 +7,13 @@
 mod follow_provisions;
 pub mod run;
 mod run_actions;
-pub mod run_config;
+mod run_config;
 pub mod run_create;
 mod run_health;
-pub mod run_logs;
+mod run_logs;
+mod run_node_read;
 mod run_operation;
 mod run_provision_wizard;
-pub mod run_resources;
 mod run_upgrade_plan;
 // The plans of a delete, a CAPI scale and a CAPI-way upgrade, read for their plan screens.
 mod read_plans;
@@ -28,6 +28,7 @@ use crate::app::action::AppEvent;
 use crate::app::screens::{ScreenName, ScreenNews};
 use crate::app::state::AppState;
 use crate::discovery::Cluster;
+use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::RunOptions;
 use crate::upgrade::observe::ClusterObserver;
 
@@ -35,6 +36,18 @@ use crate::upgrade::observe::ClusterObserver;
 fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
     let found = state.clusters.iter().find(|c| c.name == name).cloned();
     found.ok_or_else(|| format!("cluster {name} is no longer discovered"))
+}
+
+/// The discovered cluster `name` and a Talos client on its talosconfig context; the error
+/// says that `what` needs the Talos API.
+fn talos_of(state: &AppState, name: &str, what: &str) -> Result<(Cluster, TalosClient), String> {
+    let cluster = cluster(state, name)?;
+    let context = cluster.talos.as_ref().ok_or_else(|| {
+        format!("cluster {name} has no talosconfig context: {what} needs the Talos API")
+    })?;
+    let talos = TalosClient::new(context, ClientOptions::default())
+        .map_err(|e| format!("cluster {name}: {e}"))?;
+    Ok((cluster, talos))
 }
 
 /// Connects to the discovered cluster `name` as the rollouts do: its talosconfig context, its

@@ -72,7 +72,7 @@ pub struct Console {
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
     pub logs: super::Following,
-    /// The resources screen's reads of its node, while it is on screen.
+    /// The reads a node screen (the resources screen) repeats while it is on screen.
     pub resources: super::Following,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
@@ -364,15 +364,12 @@ fn perform(
             if let Some(task) = task.get::<crate::views::provision::ProvisionTask>() {
                 super::run_provision_wizard::perform(&console.state, task.clone(), app_tx);
             }
-            if let Some(task) = task.get::<crate::views::config::ConfigTask>() {
-                return super::run_config::perform(&console.state, task, app_tx);
-            }
             if let Some(task) = task.get::<crate::views::config::PatchTask>() {
                 super::run_config::plan_patch(&console.state, task.clone(), app_tx);
             }
-            if let Some(task) = task.get::<crate::views::resources::ResourcesTask>() {
+            if let Some(read) = task.get::<crate::views::node_read::NodeTask>() {
                 let (reads, state) = (&mut console.resources, &console.state);
-                return super::run_resources::perform(reads, state, task, app_tx);
+                return super::run_node_read::perform(reads, state, (task.screen, read), app_tx);
             }
             let logs = task.get::<crate::views::logs::LogTask>();
             logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))

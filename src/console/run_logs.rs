@@ -11,8 +11,9 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::clock::unix_now;
+use crate::node_resources::NodeIdentity;
 use crate::talos::{LogOptions, LogSource, TalosClient};
-use crate::views::logs::{LogEvent, LogNode, LogReport, LogRequest, LogTask, NAME};
+use crate::views::logs::{LogEvent, LogReport, LogRequest, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
 const BATCH: usize = 256;
@@ -49,8 +50,7 @@ fn start(
     request: LogRequest,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<(), String> {
-    let (_, talos) =
-        super::run_resources::talos_of(&console.state, &request.cluster, "following logs")?;
+    let (_, talos) = super::talos_of(&console.state, &request.cluster, "following logs")?;
     console.logs.view = Some(request.view);
     for (index, node) in request.nodes.iter().enumerate() {
         let stream = NodeStream {
@@ -72,7 +72,7 @@ struct NodeStream {
     talos: TalosClient,
     view: u64,
     index: usize,
-    node: LogNode,
+    node: NodeIdentity,
     source: LogSource,
     tail: u32,
     app: mpsc::Sender<AppEvent>,

@@ -195,6 +195,15 @@ pub fn soonest_first(certs: &mut [CertExpiry]) {
     });
 }
 
+/// Which certificate it is: `talos client`, or a served one with its server
+/// (`apid server 10.5.0.2:50000`), as `taloscope certs` and the certificates screen name it.
+pub fn certificate_text(c: &CertExpiry) -> String {
+    match &c.endpoint {
+        Some(endpoint) => format!("{} {endpoint}", c.certificate),
+        None => c.certificate.to_string(),
+    }
+}
+
 /// The day a readable certificate ends, `2026-12-11` (UTC).
 pub fn end_date(c: &CertExpiry) -> Option<String> {
     let at = c.not_after.filter(|_| c.error.is_none())?;

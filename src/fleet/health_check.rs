@@ -280,6 +280,17 @@ impl HealthChecklist {
         self.error = error;
     }
 
+    /// How a client-side run (talosctl's `--server=false`, evaluated round after round) ends
+    /// after a round, `waited` since it began: every check passed (`Some(None)`), or not
+    /// every one within `wait` (`Some(Some(why))`); `None` while it goes on. The command and
+    /// the console's checklist end it alike.
+    pub fn client_side_end(&self, waited: Duration, wait: Duration) -> Option<Option<String>> {
+        if self.checks.iter().all(|c| c.state == CheckMark::Ok) {
+            return Some(None);
+        }
+        (waited >= wait).then(|| Some(format!("not every check passed within {wait:?}")))
+    }
+
     /// The first failing check, if any.
     pub fn first_failure(&self) -> Option<&HealthCheckRow> {
         self.checks.iter().find(|c| c.state == CheckMark::Fail)
@@ -433,5 +444,21 @@ mod tests {
         l.finish(Some("timed out".into()));
         assert_eq!(l.checks[0].state, CheckMark::Fail);
         assert_eq!(l.checks[0].reason, "timed out");
+    }
+
+    #[test]
+    fn a_client_side_run_ends_when_all_passed_or_out_of_time() {
+        let mut l = list();
+        let check = |state| HealthProgress::Check {
+            name: "apid to be ready".into(),
+            state,
+        };
+        let wait = Duration::from_secs(60);
+        l.apply(check(CheckState::Waiting));
+        assert_eq!(l.client_side_end(Duration::from_secs(59), wait), None);
+        let late = l.client_side_end(wait, wait);
+        assert_eq!(late, Some(Some("not every check passed within 60s".into())));
+        l.apply(check(CheckState::Passed));
+        assert_eq!(l.client_side_end(Duration::ZERO, wait), Some(None));
     }
 }

@@ -214,3 +214,87 @@ pub fn container_row(c: &ContainerState) -> String {
         c.namespace, c.pod, c.name, c.state, restarts, c.image
     )
 }
+
+/// How a line of the document's text reads: plain, a section's title, a quiet note, or at the
+/// level of what it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Text,
+    Title,
+    Quiet,
+    At(Level),
+}
+
+/// The document's text, line by line, each in its tone: `node info` prints the text, the
+/// resources screen draws each line in its tone.
+pub type Lines = Vec<(String, Tone)>;
+
+/// A line of plain text.
+pub fn plain(text: String) -> (String, Tone) {
+    (text, Tone::Text)
+}
+
+/// The heading and the node's problems, at the node's level.
+pub fn heading_lines(d: &NodeResources) -> Lines {
+    let mut out = vec![(heading(d), Tone::At(d.level))];
+    let problems = d
+        .problems
+        .iter()
+        .map(|p| (format!("  ! {p}"), Tone::At(d.level)));
+    out.extend(problems);
+    out
+}
+
+/// The heading and problems, then the kernel, CPU, memory, load and uptime.
+pub fn overview_lines(d: &NodeResources) -> Lines {
+    let mut out = heading_lines(d);
+    out.extend(overview(d).into_iter().map(|(t, l)| (t, Tone::At(l))));
+    out
+}
+
+/// A blank line, `title`, then `rows` indented.
+pub fn section(out: &mut Lines, title: &str, rows: Lines) {
+    out.push((String::new(), Tone::Text));
+    out.push((title.to_string(), Tone::Title));
+    out.extend(rows.into_iter().map(|(t, tone)| (format!("  {t}"), tone)));
+}
+
+/// The disks, then the volumes at how full each is.
+pub fn disks_and_volumes(out: &mut Lines, d: &NodeResources) {
+    section(
+        out,
+        "DISKS",
+        d.disks.iter().map(|x| plain(disk_row(x))).collect(),
+    );
+    let volumes = d.volumes.iter().map(|v| (volume_row(v), Tone::At(v.level)));
+    section(out, "VOLUMES", volumes.collect());
+}
+
+/// What fills EPHEMERAL, largest first.
+pub fn ephemeral(out: &mut Lines, d: &NodeResources) {
+    let directories = d.ephemeral_directories.iter();
+    let directories = directories.map(|x| plain(directory_row(x)));
+    section(out, "EPHEMERAL USAGE", directories.collect());
+}
+
+/// The links, then the addresses.
+pub fn links_and_addresses(out: &mut Lines, d: &NodeResources) {
+    section(
+        out,
+        "LINKS",
+        d.links.iter().map(|x| plain(link_row(x))).collect(),
+    );
+    let addresses = d.addresses.iter().map(|x| plain(address_row(x)));
+    section(out, "ADDRESSES", addresses.collect());
+}
+
+/// The KubeSpan peers, or that there is none.
+pub fn kubespan_peers(out: &mut Lines, d: &NodeResources) {
+    let peers = match d.kubespan_peers.is_empty() {
+        true => vec![(NO_KUBESPAN_PEERS.to_string(), Tone::Quiet)],
+        false => (d.kubespan_peers.iter())
+            .map(|p| plain(peer_row(p)))
+            .collect(),
+    };
+    section(out, "KUBESPAN PEERS", peers);
+}

@@ -35,6 +35,7 @@ pub mod logs;
 pub mod message_line;
 pub mod messages;
 pub mod node_detail;
+pub mod node_read;
 pub mod plan;
 mod plan_parts;
 pub mod progress;

@@ -75,7 +75,13 @@ impl ScreenModule for CertsScreen {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        (&view::CertsPane::new(self, shared.fleet, look)).render(area, buf);
+        let (screen, fleet) = (self, shared.fleet);
+        (&view::CertsPane {
+            screen,
+            fleet,
+            look,
+        })
+            .render(area, buf);
     }
 }
 

@@ -10,7 +10,7 @@ use unicode_width::UnicodeWidthStr;
 use super::{CertsScreen, fleet_certs};
 use crate::fleet::FleetModel;
 use crate::fleet::cert_expiry::{
-    CertExpiry, ExpiryVerdict, WARN_DAYS, end_date, expires_text, renewal,
+    CertExpiry, ExpiryVerdict, WARN_DAYS, certificate_text, end_date, expires_text, renewal,
 };
 use crate::tui::{Look, Role};
 use crate::views::fit;
@@ -22,20 +22,12 @@ const MAX_COLUMN: usize = 26;
 const FIX_ROWS: u16 = 6;
 
 pub struct CertsPane<'a> {
-    screen: &'a CertsScreen,
-    fleet: &'a FleetModel,
-    look: &'a Look,
+    pub screen: &'a CertsScreen,
+    pub fleet: &'a FleetModel,
+    pub look: &'a Look,
 }
 
-impl<'a> CertsPane<'a> {
-    pub fn new(screen: &'a CertsScreen, fleet: &'a FleetModel, look: &'a Look) -> CertsPane<'a> {
-        CertsPane {
-            screen,
-            fleet,
-            look,
-        }
-    }
-
+impl CertsPane<'_> {
     fn mark(&self, c: &CertExpiry) -> (&'static str, Role) {
         let g = &self.look.glyphs;
         match c.verdict {
@@ -54,11 +46,7 @@ impl<'a> CertsPane<'a> {
     }
 
     fn what(c: &CertExpiry) -> String {
-        let text = match &c.endpoint {
-            Some(endpoint) => format!("{} {endpoint}", c.certificate),
-            None => c.certificate.to_string(),
-        };
-        crate::printable::line(&text)
+        crate::printable::line(&certificate_text(c))
     }
 
     fn whose(c: &CertExpiry) -> String {

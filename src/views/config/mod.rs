@@ -2,25 +2,23 @@
 //! one node runs, as `taloscope config show` prints it (the `MachineConfigs` resource, os:admin
 //! only; every secret redacted), split into its documents and folded by section
 //! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
-//! (`console::run_config`), again with `r`. State, keys and update step here, the drawing in
+//! (`console::run_node_read`), again with `r`. State, keys and update step here, the drawing in
 //! `view`; `p` opens the patch wizard (`patch`, drawn in `patch_view`) over it.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::action::Effect;
 use crate::app::binding::{
     Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
 };
 use crate::app::message::Message;
-use crate::app::screens::{
-    Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
-};
+use crate::app::screens::{Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step};
 use crate::approval::ApprovedAction;
 use crate::cluster_config::ConfigNode;
 use crate::machine_config::NodeConfig;
 use crate::tui::Look;
+use crate::views::node_read::{NodeNews, NodeReading};
 
 pub mod patch;
 mod patch_view;
@@ -34,27 +32,9 @@ pub const NAME: ScreenName = "config";
 /// Where the screen opens from, when it cannot tell which node.
 const WHERE_IT_OPENS: &str = "m in node detail, or :config NODE, shows a node's machine config";
 
-/// One node's configuration, read for one opening of the screen (or its `r`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigRequest {
-    pub cluster: String,
-    pub node: String,
-    pub address: String,
-    /// Which read asked: news of an earlier one is dropped.
-    pub reading: u64,
-}
-
-/// What the screen asks of the console: read the node's configuration once.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigTask(pub ConfigRequest);
-
 /// The node's configuration, or why it could not be read (the error names the context and
 /// the node; a reader's says it needs os:admin).
-#[derive(Debug, Clone)]
-pub struct ConfigNews {
-    pub reading: u64,
-    pub read: Result<NodeConfig, String>,
-}
+pub type ConfigNews = NodeNews<NodeConfig>;
 
 /// A fold of the configuration: a section of a document and its lines of YAML.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,11 +121,9 @@ pub struct Row {
 /// The node shown, its configuration's sections and the row the cursor is on.
 #[derive(Debug, Clone, Default)]
 pub struct ConfigScreen {
-    pub request: Option<ConfigRequest>,
-    pub config: Option<NodeConfig>,
+    /// The node and its configuration as read once per opening, again with `r`.
+    pub node: NodeReading<NodeConfig>,
     pub sections: Vec<Section>,
-    /// The latest read's failure; the configuration before it stays on screen.
-    pub error: Option<String>,
     pub cursor: usize,
     /// The patch wizard `p` opened, and its plan.
     pub patch: Option<PatchWizard>,
@@ -176,7 +154,7 @@ fn has_sections(screen: &ConfigScreen) -> bool {
 }
 
 fn has_request(screen: &ConfigScreen) -> bool {
-    screen.request.is_some()
+    screen.node.request.is_some()
 }
 
 impl ConfigScreen {
@@ -188,12 +166,6 @@ impl ConfigScreen {
             lines.map(move |line| Row { section: at, line })
         });
         rows.collect()
-    }
-
-    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
-    /// pane's borders left out).
-    fn page(size: (u16, u16)) -> usize {
-        usize::from(size.1.saturating_sub(5)).max(1)
     }
 
     /// Opens or folds the section under the cursor; the cursor stays on its heading.
@@ -221,20 +193,11 @@ impl ConfigScreen {
             .unwrap_or(0);
     }
 
-    /// A fresh read of the node, numbered after the one before.
-    fn read(&mut self) -> Step {
-        let Some(request) = self.request.as_mut() else {
-            return Step::default();
-        };
-        request.reading += 1;
-        Step::effects(vec![Effect::Screen(ScreenTask::new(
-            NAME,
-            ConfigTask(request.clone()),
-        ))])
-    }
-
     /// The read's configuration on screen; the sections open before stay open.
-    fn shown(&mut self, config: &NodeConfig) {
+    fn shown(&mut self) {
+        let Some(config) = &self.node.document else {
+            return;
+        };
         let open: Vec<String> = self
             .sections
             .iter()
@@ -246,14 +209,12 @@ impl ConfigScreen {
             section.open = open.contains(&section.path);
         }
         self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
-        self.config = Some(config.clone());
-        self.error = None;
     }
 
     /// The patch wizard for the node on screen.
     fn open_patch(&mut self) -> Step {
-        if let Some(request) = &self.request {
-            self.patch = Some(PatchWizard::for_node(&request.cluster, &request.node));
+        if let Some(request) = &self.node.request {
+            self.patch = Some(PatchWizard::for_node(&request.cluster, &request.node.name));
         }
         Step::default()
     }
@@ -292,18 +253,11 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let (cluster, node) = opening.node(shared, WHERE_IT_OPENS)?;
-        let reading = self.request.as_ref().map_or(0, |r| r.reading);
         *self = ConfigScreen {
-            request: Some(ConfigRequest {
-                cluster: cluster.to_string(),
-                node: node.name.clone(),
-                address: node.address.clone(),
-                reading,
-            }),
+            node: self.node.open(opening, shared, WHERE_IT_OPENS)?,
             ..ConfigScreen::default()
         };
-        Ok(self.read())
+        Ok(Step::effects(self.node.read(NAME, false)))
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
@@ -314,7 +268,7 @@ impl ScreenModule for ConfigScreen {
         match intent(KEYS, event) {
             Some(ConfigKey::Back) => return Step::close(),
             Some(ConfigKey::Patch) => return self.open_patch(),
-            Some(ConfigKey::Read) => return self.read(),
+            Some(ConfigKey::Read) => return Step::effects(self.node.read(NAME, true)),
             Some(ConfigKey::Fold) => self.fold(),
             Some(ConfigKey::OpenAll) => self.fold_all(true),
             Some(ConfigKey::FoldAll) => self.fold_all(false),
@@ -322,7 +276,7 @@ impl ScreenModule for ConfigScreen {
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
             let last = self.rows().len().saturating_sub(1);
-            self.cursor = step.from(self.cursor, last, Self::page(shared.size));
+            self.cursor = step.from(self.cursor, last, shared.pane_rows());
         }
         Step::default()
     }
@@ -331,17 +285,11 @@ impl ScreenModule for ConfigScreen {
         if let (Some(news), Some(wizard)) = (news.get::<PatchNews>(), self.patch.as_mut()) {
             return wizard.planned(news, shared);
         }
-        let Some(news) = news.get::<ConfigNews>() else {
-            return false;
-        };
-        if self.request.as_ref().map(|r| r.reading) != Some(news.reading) {
-            return false;
+        let folded = self.node.on_news(news);
+        if folded && self.node.error.is_none() {
+            self.shown();
         }
-        match &news.read {
-            Ok(config) => self.shown(config),
-            Err(why) => self.error = Some(why.clone()),
-        }
-        true
+        folded
     }
 
     /// Enter on the acknowledgement the patch plan asked for.

@@ -63,7 +63,7 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
     let mut s = wizard();
     let node = {
         let screen = s.screens.find::<ConfigScreen>().unwrap();
-        screen.request.as_ref().unwrap().node.clone()
+        screen.node.request.as_ref().unwrap().node.name.clone()
     };
     let form = &patch(&s).kept.form;
     assert_eq!(

@@ -3,13 +3,14 @@
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::app::action::{Action, AppEvent};
+use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::screen::{Pane, Screen};
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update::update;
 use crate::machine_config::documents;
 use crate::upgrade::fixtures;
+use crate::views::node_read::{NodeRequest, NodeTask};
 
 const CONFIG: Screen = Screen::Module(NAME);
 
@@ -27,9 +28,12 @@ fn node_config() -> NodeConfig {
     }
 }
 
-fn tasks(effects: &[Effect]) -> Vec<ConfigTask> {
+fn tasks(effects: &[Effect]) -> Vec<NodeRequest> {
     let tasks = effects.iter().filter_map(|e| match e {
-        Effect::Screen(task) => task.get::<ConfigTask>().cloned(),
+        Effect::Screen(task) => match task.get::<NodeTask>() {
+            Some(NodeTask::Read(request)) => Some(request.clone()),
+            _ => None,
+        },
         _ => None,
     });
     tasks.collect()
@@ -77,21 +81,21 @@ fn m_in_node_detail_reads_the_node_once_and_r_reads_it_again() {
     let effects = press(&mut s, KeyCode::Char('m'));
     assert_eq!(s.screen, CONFIG);
     let started = tasks(&effects);
-    let [ConfigTask(request)] = started.as_slice() else {
+    let [request] = started.as_slice() else {
         panic!("one read started: {effects:?}");
     };
     assert_eq!(
-        (request.cluster.as_str(), request.node.as_str()),
+        (request.cluster.as_str(), request.node.name.as_str()),
         ("healthy", "cp-1")
     );
     assert!(tasks(&press(&mut s, KeyCode::Char('j'))).is_empty());
     let again = tasks(&press(&mut s, KeyCode::Char('r')));
     assert_eq!(again.len(), 1);
-    assert_eq!(again[0].0.reading, request.reading + 1);
+    assert_eq!(again[0].reading, request.reading + 1);
     // The first read's answer is stale now: dropped.
     update(&mut s, news(request.reading, Ok(node_config())));
-    assert!(screen(&s).config.is_none());
-    update(&mut s, news(again[0].0.reading, Ok(node_config())));
+    assert!(screen(&s).node.document.is_none());
+    update(&mut s, news(again[0].reading, Ok(node_config())));
     assert_eq!(screen(&s).sections.len(), 7);
     press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::NodeDetail);
@@ -121,7 +125,7 @@ fn config_names_a_node_or_says_which_there_are() {
 fn enter_folds_the_section_under_the_cursor_and_plus_minus_fold_them_all() {
     let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
     update(&mut s, Action::OpenSelected);
-    let reading = tasks(&press(&mut s, KeyCode::Char('m')))[0].0.reading;
+    let reading = tasks(&press(&mut s, KeyCode::Char('m')))[0].reading;
     update(&mut s, news(reading, Ok(node_config())));
     press(&mut s, KeyCode::Char('j'));
     press(&mut s, KeyCode::Char('j'));
@@ -138,7 +142,7 @@ fn enter_folds_the_section_under_the_cursor_and_plus_minus_fold_them_all() {
     assert!(screen(&s).sections.iter().all(|x| x.open));
     assert_eq!(screen(&s).rows()[screen(&s).cursor].section, 2);
     // A read again keeps the open sections open; a failed one keeps the config shown.
-    let reading = tasks(&press(&mut s, KeyCode::Char('r')))[0].0.reading;
+    let reading = tasks(&press(&mut s, KeyCode::Char('r')))[0].reading;
     update(
         &mut s,
         news(
@@ -146,7 +150,7 @@ fn enter_folds_the_section_under_the_cursor_and_plus_minus_fold_them_all() {
             Err("context \"healthy\": node cp-1: timed out".into()),
         ),
     );
-    assert!(screen(&s).config.is_some() && screen(&s).error.is_some());
+    assert!(screen(&s).node.document.is_some() && screen(&s).node.error.is_some());
     press(&mut s, KeyCode::Char('-'));
     assert!(screen(&s).sections.iter().all(|x| !x.open));
 }

@@ -9,11 +9,11 @@ use crate::tui::{Look, Role};
 use crate::views::table::{document, titled};
 
 fn title(screen: &ConfigScreen) -> String {
-    let Some(request) = &screen.request else {
+    let Some(request) = &screen.node.request else {
         return " Machine config ".to_string();
     };
-    let node = crate::printable::line(&request.node);
-    match &screen.config {
+    let node = crate::printable::line(&request.node.name);
+    match &screen.node.document {
         None => format!(" Machine config of {node} "),
         Some(config) => {
             let documents = config.documents.len();
@@ -65,12 +65,12 @@ fn rows(screen: &ConfigScreen, look: &Look, height: usize) -> Vec<Line<'static>>
 /// Draws the configuration pane of `screen` into `area`.
 pub(super) fn render(screen: &ConfigScreen, look: &Look, area: Rect, buf: &mut Buffer) {
     let inner = titled(look, title(screen), true, area, buf);
-    let reading = screen.config.is_none().then(|| {
-        let node = screen.request.as_ref().map_or("", |r| r.address.as_str());
+    let reading = screen.node.document.is_none().then(|| {
+        let node = (screen.node.request.as_ref()).map_or("", |r| r.node.address.as_str());
         let node = crate::printable::line(node);
         format!("reading the machine configuration of {node}...")
     });
-    let error = screen.error.as_deref();
+    let error = screen.node.error.as_deref();
     document(
         look,
         error,

@@ -170,6 +170,12 @@ impl HealthScreen {
         })
     }
 
+    /// The focused check when it has an error for Enter to open.
+    pub fn focused_error(&self) -> Option<CheckLine> {
+        let line = self.focused().and_then(|i| self.lines().into_iter().nth(i));
+        line.filter(|l| !l.message.is_empty())
+    }
+
     /// The checks the server's run never reached: it stopped at a failing check.
     pub fn not_run(&self) -> usize {
         self.lines()

@@ -61,12 +61,7 @@ fn server_stopped(screen: &Checklist) -> bool {
 }
 
 fn has_error(screen: &Checklist) -> bool {
-    screen.latest.as_ref().is_some_and(|h| {
-        let lines = h.lines();
-        h.focused()
-            .and_then(|i| lines.get(i))
-            .is_some_and(|l| !l.message.is_empty())
-    })
+    (screen.latest.as_ref()).is_some_and(|h| h.focused_error().is_some())
 }
 
 impl ScreenModule for Checklist {
@@ -119,6 +114,7 @@ impl ScreenModule for Checklist {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
-        (&view::HealthPane::new(self.latest.as_ref(), look)).render(area, buf);
+        let latest = self.latest.as_ref();
+        (&view::HealthPane { latest, look }).render(area, buf);
     }
 }

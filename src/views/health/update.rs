@@ -1,13 +1,15 @@
 //! The checklist's update step: opening it starts a run (the event loop runs the server's
 //! checks), the reports fill its lines, a status change of the cluster feeds the client-side
 //! checks and the names learnt, and its keys. Pure.
+use std::time::Duration;
+
 use super::{Checklist, HealthKey, HealthNews, HealthReport, HealthRun, HealthScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::message::Message;
 use crate::app::screens::{ScreenTask, Shared, Step};
+use crate::fleet::HealthChecklist;
 use crate::fleet::client_checks::client_side_checks;
 use crate::fleet::health_check::{CheckPath, DEFAULT_WAIT, route};
-use crate::fleet::{CheckMark, HealthChecklist};
 
 /// What the client-side run says of its path when the operator chose it with `c`.
 const CHOSEN_CLIENT_SIDE: &str = "the server's HealthCheck stopped at its first failing check \
@@ -99,15 +101,11 @@ impl Checklist {
         for progress in client_side_checks(&live.status) {
             screen.fold(at, HealthNews::Progress(progress));
         }
-        let all_passed = screen.list.checks.iter().all(|c| c.state == CheckMark::Ok);
         let waited = screen
             .started
-            .is_some_and(|s| at.duration_since(s) >= DEFAULT_WAIT);
-        if all_passed {
-            screen.fold(at, HealthNews::Finished(None));
-        } else if waited {
-            let why = format!("not every check passed within {DEFAULT_WAIT:?}");
-            screen.fold(at, HealthNews::Finished(Some(why)));
+            .map_or(Duration::ZERO, |s| at.duration_since(s));
+        if let Some(end) = screen.list.client_side_end(waited, DEFAULT_WAIT) {
+            screen.fold(at, HealthNews::Finished(end));
         }
         true
     }

@@ -25,15 +25,11 @@ static COLUMNS: &[Column] = &[
 ];
 
 pub struct HealthPane<'a> {
-    latest: Option<&'a HealthScreen>,
-    look: &'a Look,
+    pub latest: Option<&'a HealthScreen>,
+    pub look: &'a Look,
 }
 
-impl<'a> HealthPane<'a> {
-    pub fn new(latest: Option<&'a HealthScreen>, look: &'a Look) -> HealthPane<'a> {
-        HealthPane { latest, look }
-    }
-
+impl HealthPane<'_> {
     fn phase_look(&self, phase: CheckPhase) -> (&'static str, Tone) {
         let g = &self.look.glyphs;
         match phase {
@@ -147,11 +143,7 @@ impl Widget for &HealthPane<'_> {
         let server_line = self.server_line(screen);
         let server_rows = server_line.as_ref().map_or(0, rows_of);
         let lines = screen.lines();
-        let focused = screen.focused();
-        let opened = focused
-            .filter(|_| screen.opened)
-            .and_then(|i| lines.get(i))
-            .filter(|l| !l.message.is_empty());
+        let opened = screen.focused_error().filter(|_| screen.opened);
         let error_rows = match opened {
             Some(_) => (inner.height / 2).max(3),
             None => 0,
@@ -171,7 +163,7 @@ impl Widget for &HealthPane<'_> {
                 .wrap(Wrap { trim: true })
                 .render(area, buf);
         }
-        if let Some(line) = opened {
+        if let Some(line) = &opened {
             self.render_error(line, error, buf);
         }
         // Keep the selected check, else the last one reached (and one after it) in view.

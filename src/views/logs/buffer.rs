@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use unicode_width::UnicodeWidthStr;
 
 use crate::fleet::FleetModel;
+use crate::node_resources::NodeIdentity;
 use crate::talos::LogSource;
 use crate::upgrade::kubernetes::Component;
 
@@ -66,13 +67,6 @@ impl LogSubject {
     }
 }
 
-/// A node the view follows: its name (the prefix of its lines) and the address asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogNode {
-    pub name: String,
-    pub address: String,
-}
-
 /// What the console's stream runner (`console::run_logs`) starts: one stream per node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRequest {
@@ -80,7 +74,8 @@ pub struct LogRequest {
     pub view: u64,
     pub cluster: String,
     pub subject: LogSubject,
-    pub nodes: Vec<LogNode>,
+    /// The nodes followed: each one's name prefixes its lines, its address is asked.
+    pub nodes: Vec<NodeIdentity>,
     pub tail: u32,
 }
 
@@ -203,7 +198,7 @@ pub fn match_ranges(text: &str, needle: &str) -> Vec<(usize, usize)> {
 }
 
 impl LogView {
-    pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<LogNode>) -> LogView {
+    pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<NodeIdentity>) -> LogView {
         LogView {
             follows: LogRequest {
                 view: id,
@@ -260,7 +255,7 @@ impl LogView {
     }
 
     /// The nodes it follows, in the order of their colours.
-    pub fn nodes(&self) -> &[LogNode] {
+    pub fn nodes(&self) -> &[NodeIdentity] {
         &self.follows.nodes
     }
 
@@ -564,7 +559,7 @@ pub enum LogTask {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServicePicker {
     pub cluster: String,
-    pub node: LogNode,
+    pub node: NodeIdentity,
     pub control_plane: bool,
     pub selected: usize,
 }

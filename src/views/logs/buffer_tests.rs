@@ -12,13 +12,14 @@ impl LogArea {
     }
 }
 
-fn nodes(names: &[&str]) -> Vec<LogNode> {
+fn nodes(names: &[&str]) -> Vec<NodeIdentity> {
     names
         .iter()
         .enumerate()
-        .map(|(i, n)| LogNode {
+        .map(|(i, n)| NodeIdentity {
             name: n.to_string(),
             address: format!("127.0.0.{}", i + 1),
+            machine_type: "worker".into(),
         })
         .collect()
 }

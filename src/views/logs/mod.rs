@@ -23,8 +23,7 @@ mod update;
 mod view;
 
 pub use buffer::{
-    DEFAULT_TAIL, LogEvent, LogNode, LogReport, LogRequest, LogSubject, LogTask, LogView,
-    ServicePicker,
+    DEFAULT_TAIL, LogEvent, LogReport, LogRequest, LogSubject, LogTask, LogView, ServicePicker,
 };
 
 /// The screen module's name: its news and tasks are addressed to it.
@@ -173,6 +172,11 @@ impl ScreenModule for LogsScreen {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        (&view::LogsView::new(self, shared, look)).render(area, buf);
+        (&view::LogsView {
+            screen: self,
+            shared,
+            look,
+        })
+            .render(area, buf);
     }
 }

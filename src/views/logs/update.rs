@@ -2,7 +2,7 @@
 //! every control plane, `:logs`, `:dmesg`), its keys, the streams' reports folded in, and the
 //! streams started and stopped as the screen comes and goes. Pure.
 use super::buffer::{
-    LogArea, LogEvent, LogNode, LogSubject, LogTask, LogView, ServicePicker, picker_choices,
+    LogArea, LogEvent, LogSubject, LogTask, LogView, ServicePicker, picker_choices,
 };
 use super::{LogsKey, LogsScreen, NAME};
 use crate::app::action::Effect;
@@ -11,6 +11,7 @@ use crate::app::message::Message;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{Opening, ScreenTask, Shared, Step};
 use crate::fleet::{NodeRole, NodeStatus};
+use crate::node_resources::NodeIdentity;
 
 /// What `l` says where it opens nothing.
 pub(super) const WHERE_LOGS_OPEN: &str =
@@ -25,20 +26,13 @@ fn cluster_nodes(shared: &Shared) -> Vec<NodeStatus> {
         .unwrap_or_default()
 }
 
-fn log_node(node: &NodeStatus) -> LogNode {
-    LogNode {
-        name: node.name.clone(),
-        address: node.address.clone(),
-    }
-}
-
 /// The nodes `names` name (by name or address), or which name matches none.
-fn named(names: &[String], nodes: &[NodeStatus]) -> Result<Vec<LogNode>, Message> {
+fn named(names: &[String], nodes: &[NodeStatus]) -> Result<Vec<NodeIdentity>, Message> {
     names
         .iter()
         .map(|name| {
             let found = nodes.iter().find(|n| &n.name == name || &n.address == name);
-            found.map(log_node).ok_or_else(|| {
+            found.map(NodeStatus::identity).ok_or_else(|| {
                 let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
                 Message::error(format!(
                     "no node named {name:?} in the cluster in use; its nodes: {}",
@@ -50,7 +44,7 @@ fn named(names: &[String], nodes: &[NodeStatus]) -> Result<Vec<LogNode>, Message
 }
 
 /// The nodes that run `subject`: the control planes for etcd and the static pods, else all.
-fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<LogNode> {
+fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<NodeIdentity> {
     let control_planes_only = match subject {
         LogSubject::Service(id) => id == "etcd",
         LogSubject::StaticPod(_) => true,
@@ -59,7 +53,7 @@ fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<LogNode> {
     nodes
         .iter()
         .filter(|n| !control_planes_only || n.role == NodeRole::Controlplane)
-        .map(log_node)
+        .map(NodeStatus::identity)
         .collect()
 }
 
@@ -71,12 +65,6 @@ fn selected(opening: &Opening, nodes: &[NodeStatus]) -> Result<NodeStatus, Messa
         .and_then(|key| nodes.iter().find(|n| &n.address == key));
     node.cloned()
         .ok_or_else(|| Message::warn("no node selected"))
-}
-
-/// Rows of log lines on a terminal of `size`: all but the header, input and footer lines
-/// and the pane's border.
-fn log_rows(size: (u16, u16)) -> usize {
-    usize::from(size.1.saturating_sub(5)).max(1)
 }
 
 /// Columns of the lines inside the pane's border and its one column of padding each side on
@@ -97,7 +85,7 @@ impl LogsScreen {
         match opening.words.split_first() {
             Some((command, names)) if command == "dmesg" => {
                 let chosen = match names {
-                    [] => vec![log_node(&selected(opening, &nodes)?)],
+                    [] => vec![selected(opening, &nodes)?.identity()],
                     names => named(names, &nodes)?,
                 };
                 self.open_view(shared, LogSubject::Kernel, chosen)
@@ -129,7 +117,7 @@ impl LogsScreen {
         let cluster = shared.current.ok_or_else(no_cluster)?;
         self.picker = Some(ServicePicker {
             cluster: cluster.to_string(),
-            node: log_node(node),
+            node: node.identity(),
             control_plane: node.role == NodeRole::Controlplane,
             selected: 0,
         });
@@ -141,7 +129,7 @@ impl LogsScreen {
         &mut self,
         shared: &Shared,
         subject: LogSubject,
-        nodes: Vec<LogNode>,
+        nodes: Vec<NodeIdentity>,
     ) -> Result<Step, Message> {
         let cluster = shared.current.ok_or_else(no_cluster)?;
         if nodes.is_empty() {
@@ -190,7 +178,7 @@ impl LogsScreen {
         if key == LogsKey::Back {
             return self.back();
         }
-        let rows = log_rows(shared.size);
+        let rows = shared.pane_rows();
         if let Some(picker) = self.picker.clone() {
             return self.on_picker(picker, key, shared, rows);
         }

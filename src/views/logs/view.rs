@@ -38,19 +38,9 @@ pub fn node_color(index: usize) -> Color {
 }
 
 pub struct LogsView<'a> {
-    screen: &'a LogsScreen,
-    shared: &'a Shared<'a>,
-    look: &'a Look,
-}
-
-impl<'a> LogsView<'a> {
-    pub fn new(screen: &'a LogsScreen, shared: &'a Shared<'a>, look: &'a Look) -> LogsView<'a> {
-        LogsView {
-            screen,
-            shared,
-            look,
-        }
-    }
+    pub screen: &'a LogsScreen,
+    pub shared: &'a Shared<'a>,
+    pub look: &'a Look,
 }
 
 impl Widget for &LogsView<'_> {

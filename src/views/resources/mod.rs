@@ -1,6 +1,6 @@
 //! The node resources screen (`i` in node detail, `:resources [NODE]`): what runs inside one
 //! node and what it holds, the document `taloscope node info` prints (`node_resources`), read
-//! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
+//! again every 2 s while the screen is on top and not otherwise (`console::run_node_read`);
 //! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory, as a
 //! tree (`t`) and filtered by their command line (`/`); `s`
 //! its storage (disks, volumes, what fills EPHEMERAL), `n` its network (links, addresses,
@@ -15,11 +15,10 @@ use ratatui::layout::Rect;
 use crate::app::action::Effect;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::message::Message;
-use crate::app::screens::{
-    Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
-};
-use crate::node_resources::{NodeIdentity, NodeResources, SortKey};
+use crate::app::screens::{Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step};
+use crate::node_resources::{NodeResources, SortKey};
 use crate::tui::Look;
+use crate::views::node_read::{NodeNews, NodeReading};
 
 mod view;
 
@@ -36,36 +35,13 @@ pub const REFRESH: Duration = Duration::from_secs(2);
 /// Where the screen opens from, when it cannot tell which node.
 const WHERE_IT_OPENS: &str = "i in node detail, or :resources NODE, shows a node's resources";
 
-/// One node of one cluster, read for one opening of the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourcesRequest {
-    pub cluster: String,
-    pub node: NodeIdentity,
-    /// Which opening asked: news of an earlier one is dropped.
-    pub reading: u64,
-}
-
-/// What the screen asks of the console: read `request` every [`REFRESH`], or stop reading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResourcesTask {
-    Follow(ResourcesRequest),
-    Stop,
-}
-
-/// One read of the node, or why it failed (the error names the node and the call).
-#[derive(Debug, Clone)]
-pub struct ResourcesNews {
-    pub reading: u64,
-    pub read: Result<NodeResources, String>,
-}
+/// One read of the node, or why it failed.
+pub type ResourcesNews = NodeNews<NodeResources>;
 
 /// The node shown, its latest document and how far it is scrolled.
 #[derive(Debug, Clone, Default)]
 pub struct ResourcesScreen {
-    pub request: Option<ResourcesRequest>,
-    pub document: Option<NodeResources>,
-    /// The latest read's failure; the document before it stays on screen.
-    pub error: Option<String>,
+    pub node: NodeReading<NodeResources>,
     pub scroll: usize,
     /// What of the document is shown.
     pub section: Section,
@@ -81,8 +57,6 @@ pub struct ResourcesScreen {
     /// The processes shown: those whose command line holds this text (any case), as typed
     /// after `/` (with their parents in the tree).
     pub process_filter: String,
-    /// Whether the console reads the node now.
-    following: bool,
 }
 
 /// What of the node the screen shows.
@@ -166,15 +140,11 @@ fn filtering(screen: &ResourcesScreen) -> bool {
     matches!(screen.section, Section::Network | Section::Processes)
 }
 
-fn task(task: ResourcesTask) -> Effect {
-    Effect::Screen(ScreenTask::new(NAME, task))
-}
-
 impl ResourcesScreen {
     /// The logs screen on the selected container (`:logs namespace/pod:container NODE`).
     fn container_logs(&self) -> Step {
-        let container = (self.document.as_ref()).and_then(|d| d.containers.get(self.selected));
-        let (Some(c), Some(request)) = (container, &self.request) else {
+        let container = (self.node.document.as_ref()).and_then(|d| d.containers.get(self.selected));
+        let (Some(c), Some(request)) = (container, &self.node.request) else {
             return Step::message(Message::info("no container to read the logs of"));
         };
         let id = format!("{}/{}:{}", c.namespace, c.pod, c.name);
@@ -183,12 +153,6 @@ impl ResourcesScreen {
             open: Some((LOGS, words)),
             ..Step::default()
         }
-    }
-
-    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
-    /// pane's borders left out).
-    fn rows(size: (u16, u16)) -> usize {
-        usize::from(size.1.saturating_sub(5)).max(1)
     }
 }
 
@@ -206,19 +170,8 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let (cluster, node) = opening.node(shared, WHERE_IT_OPENS)?;
-        let node = NodeIdentity {
-            name: node.name.clone(),
-            address: node.address.clone(),
-            machine_type: node.role.as_str().to_string(),
-        };
-        let reading = self.request.as_ref().map_or(1, |r| r.reading + 1);
         *self = ResourcesScreen {
-            request: Some(ResourcesRequest {
-                cluster: cluster.to_string(),
-                node,
-                reading,
-            }),
+            node: self.node.open(opening, shared, WHERE_IT_OPENS)?,
             ..ResourcesScreen::default()
         };
         Ok(Step::default())
@@ -268,20 +221,21 @@ impl ScreenModule for ResourcesScreen {
             )
             | None => {}
         }
-        if let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.document)
+        if let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.node.document)
             && self.section == Section::Containers
         {
             let last = d.containers.len().saturating_sub(1);
-            self.selected = step.from(self.selected, last, Self::rows(shared.size));
+            self.selected = step.from(self.selected, last, shared.pane_rows());
             // The selected row stays in view.
             let line = view::selected_container_line(d, self.selected).unwrap_or(0);
-            let rows = Self::rows(shared.size);
+            let rows = shared.pane_rows();
             self.scroll = self.scroll.min(line).max((line + 1).saturating_sub(rows));
             return Step::default();
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
-            let rows = Self::rows(shared.size);
+            let rows = shared.pane_rows();
             let last = self
+                .node
                 .document
                 .as_ref()
                 .map_or(0, |d| view::line_count(self, d).saturating_sub(rows));
@@ -299,35 +253,12 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
-        let Some(news) = news.get::<ResourcesNews>() else {
-            return false;
-        };
-        if self.request.as_ref().map(|r| r.reading) != Some(news.reading) {
-            return false;
-        }
-        match &news.read {
-            Ok(document) => {
-                self.document = Some(document.clone());
-                self.error = None;
-            }
-            Err(why) => self.error = Some(why.clone()),
-        }
-        true
+        self.node.on_news(news)
     }
 
     /// Reads run while the screen is on top, and stop as it leaves.
     fn settle(&mut self, on_top: bool) -> Vec<Effect> {
-        match (&self.request, on_top, self.following) {
-            (Some(request), true, false) => {
-                self.following = true;
-                vec![task(ResourcesTask::Follow(request.clone()))]
-            }
-            (_, false, true) => {
-                self.following = false;
-                vec![task(ResourcesTask::Stop)]
-            }
-            _ => Vec::new(),
-        }
+        self.node.settle(NAME, REFRESH, on_top)
     }
 
     fn of_cluster_in_use(&self) -> bool {

@@ -3,18 +3,19 @@
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::app::action::{Action, AppEvent};
+use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::screen::{Pane, Screen};
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update::{apply, update};
 use crate::upgrade::fixtures;
+use crate::views::node_read::NodeTask;
 
 const RESOURCES: Screen = Screen::Module(NAME);
 
-fn tasks(effects: &[Effect]) -> Vec<ResourcesTask> {
+fn tasks(effects: &[Effect]) -> Vec<NodeTask> {
     let tasks = effects.iter().filter_map(|e| match e {
-        Effect::Screen(task) => task.get::<ResourcesTask>().cloned(),
+        Effect::Screen(task) => task.get::<NodeTask>().cloned(),
         _ => None,
     });
     tasks.collect()
@@ -45,7 +46,7 @@ fn i_in_node_detail_reads_the_node_while_on_top_and_stops_when_it_leaves() {
     let effects = press(&mut s, KeyCode::Char('i'));
     assert_eq!(s.screen, RESOURCES);
     let started = tasks(&effects);
-    let [ResourcesTask::Follow(request)] = started.as_slice() else {
+    let [NodeTask::Follow(request, REFRESH)] = started.as_slice() else {
         panic!("one read started: {effects:?}");
     };
     assert_eq!(request.cluster, "healthy");
@@ -55,7 +56,7 @@ fn i_in_node_detail_reads_the_node_while_on_top_and_stops_when_it_leaves() {
     assert!(tasks(&press(&mut s, KeyCode::Char('j'))).is_empty());
     let effects = press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::NodeDetail);
-    assert_eq!(tasks(&effects), [ResourcesTask::Stop]);
+    assert_eq!(tasks(&effects), [NodeTask::Stop]);
     // Closed, nothing reads, whatever happens next.
     assert!(tasks(&press(&mut s, KeyCode::Char('j'))).is_empty());
 }
@@ -64,16 +65,16 @@ fn i_in_node_detail_reads_the_node_while_on_top_and_stops_when_it_leaves() {
 fn news_of_the_current_opening_shows_and_of_an_earlier_one_is_dropped() {
     let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
     command(&mut s, "resources cp-1");
-    let first = screen(&s).request.clone().expect("a request").reading;
+    let first = screen(&s).node.request.clone().expect("a request").reading;
     command(&mut s, "resources w-1");
-    let request = screen(&s).request.clone().expect("a request");
+    let request = screen(&s).node.request.clone().expect("a request");
     assert_eq!(request.node.name, "w-1");
     assert_ne!(request.reading, first);
     assert!(!apply(&mut s, news(first, Err("late".into()))).redraw);
-    assert_eq!(screen(&s).error, None);
+    assert_eq!(screen(&s).node.error, None);
     let why = "node w-1: SystemStat: unavailable";
     assert!(apply(&mut s, news(request.reading, Err(why.into()))).redraw);
-    assert_eq!(screen(&s).error.as_deref(), Some(why));
+    assert_eq!(screen(&s).node.error.as_deref(), Some(why));
 }
 
 #[test]

@@ -8,74 +8,28 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{ConnectionFilter, REFRESH, ResourcesScreen, Section};
-use crate::node_resources::text;
+use crate::node_resources::text::{self, Lines, Tone, heading_lines, plain, section};
 use crate::node_resources::{
     Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
 };
 use crate::tui::{Look, Role};
 use crate::views::table::{document, titled};
 
-fn role(level: Level) -> Role {
-    match level {
-        Level::Ok => Role::Text,
-        Level::Warning => Role::Warn,
-        Level::Failing => Role::Error,
+fn role(tone: Tone) -> Role {
+    match tone {
+        Tone::Text | Tone::At(Level::Ok) => Role::Text,
+        Tone::Title => Role::Header,
+        Tone::Quiet => Role::Muted,
+        Tone::At(Level::Warning) => Role::Warn,
+        Tone::At(Level::Failing) => Role::Error,
     }
-}
-
-type Lines = Vec<(String, Role)>;
-
-/// The document's heading and problems, over every section.
-fn heading(d: &NodeResources) -> Lines {
-    let mut out = vec![(text::heading(d), role(d.level))];
-    out.extend(
-        d.problems
-            .iter()
-            .map(|p| (format!("  ! {p}"), role(d.level))),
-    );
-    out
-}
-
-/// A blank line, `title`, then `rows` indented.
-fn section(out: &mut Lines, title: &str, rows: Lines) {
-    out.push((String::new(), Role::Text));
-    out.push((title.to_string(), Role::Header));
-    out.extend(rows.into_iter().map(|(t, r)| (format!("  {t}"), r)));
-}
-
-fn plain(t: String) -> (String, Role) {
-    (t, Role::Text)
-}
-
-fn disks_and_volumes(out: &mut Lines, d: &NodeResources) {
-    section(
-        out,
-        "DISKS",
-        d.disks.iter().map(|x| plain(text::disk_row(x))).collect(),
-    );
-    let volumes = d
-        .volumes
-        .iter()
-        .map(|v| (text::volume_row(v), role(v.level)));
-    section(out, "VOLUMES", volumes.collect());
-}
-
-fn links_and_addresses(out: &mut Lines, d: &NodeResources) {
-    section(
-        out,
-        "LINKS",
-        d.links.iter().map(|x| plain(text::link_row(x))).collect(),
-    );
-    let addresses = d.addresses.iter().map(|x| plain(text::address_row(x)));
-    section(out, "ADDRESSES", addresses.collect());
 }
 
 /// The overview: CPU, memory, load and uptime, disks, volumes, links, addresses, routes.
 fn overview(d: &NodeResources) -> Lines {
-    let mut out = heading(d);
-    out.extend(text::overview(d).into_iter().map(|(t, l)| (t, role(l))));
-    disks_and_volumes(&mut out, d);
-    links_and_addresses(&mut out, d);
+    let mut out = text::overview_lines(d);
+    text::disks_and_volumes(&mut out, d);
+    text::links_and_addresses(&mut out, d);
     section(
         &mut out,
         "ROUTES",
@@ -86,30 +40,20 @@ fn overview(d: &NodeResources) -> Lines {
 
 /// Disks, volumes by fill and what fills EPHEMERAL, largest first.
 fn storage(d: &NodeResources) -> Lines {
-    let mut out = heading(d);
-    disks_and_volumes(&mut out, d);
-    let directories = d.ephemeral_directories.iter();
-    let directories = directories.map(|x| plain(text::directory_row(x)));
-    section(&mut out, "EPHEMERAL USAGE", directories.collect());
+    let mut out = heading_lines(d);
+    text::disks_and_volumes(&mut out, d);
+    text::ephemeral(&mut out, d);
     out
 }
 
 /// Links, addresses, every route, KubeSpan peers, and the connections `filter` lets through.
 fn network(d: &NodeResources, filter: &ConnectionFilter) -> Lines {
-    let mut out = heading(d);
-    links_and_addresses(&mut out, d);
+    let mut out = heading_lines(d);
+    text::links_and_addresses(&mut out, d);
     let routes = d.routes.routes.iter().map(|r| plain(text::route_row(r)));
     let title = format!("ROUTES {}", text::routes_summary(&d.routes));
     section(&mut out, &title, routes.collect());
-    let peers: Lines = match d.kubespan_peers.is_empty() {
-        true => vec![(text::NO_KUBESPAN_PEERS.to_string(), Role::Muted)],
-        false => d
-            .kubespan_peers
-            .iter()
-            .map(|p| plain(text::peer_row(p)))
-            .collect(),
-    };
-    section(&mut out, "KUBESPAN PEERS", peers);
+    text::kubespan_peers(&mut out, d);
     let shown: Vec<_> = (d.connections.iter())
         .filter(|c| c.matches(filter.state.as_deref(), filter.port))
         .collect();
@@ -121,7 +65,7 @@ fn network(d: &NodeResources, filter: &ConnectionFilter) -> Lines {
             d.connections.len()
         ),
     };
-    let mut rows = vec![(text::connection_header(), Role::Header)];
+    let mut rows = vec![(text::connection_header(), Tone::Title)];
     rows.extend(shown.into_iter().map(|c| plain(text::connection_row(c))));
     section(&mut out, &title, rows);
     out
@@ -130,21 +74,21 @@ fn network(d: &NodeResources, filter: &ConnectionFilter) -> Lines {
 /// The pods' containers, a column head over them, the selected one marked (`Enter` opens its
 /// logs).
 fn containers(d: &NodeResources, selected: usize) -> Lines {
-    let mut out = heading(d);
-    let mut rows = vec![(text::container_header(), Role::Header)];
+    let mut out = heading_lines(d);
+    let mut rows = vec![(text::container_header(), Tone::Title)];
     rows.extend(d.containers.iter().map(|c| {
         let tone = match c.state.as_str() {
-            "running" => Role::Text,
-            "exited" | "unknown" => Role::Warn,
-            _ => Role::Muted,
+            "running" => Tone::Text,
+            "exited" | "unknown" => Tone::At(Level::Warning),
+            _ => Tone::Quiet,
         };
         (text::container_row(c), tone)
     }));
     let title = format!("CONTAINERS {} (Enter: logs)", d.containers.len());
     section(&mut out, &title, rows);
     if let Some(line) = selected_container_line(d, selected) {
-        let (text, _) = &out[line];
-        out[line] = (format!("> {}", &text[2..]), Role::Selection);
+        let marked = format!("> {}", &out[line].0[2..]);
+        out[line].0 = marked;
     }
     out
 }
@@ -174,7 +118,7 @@ fn process_lines(d: &NodeResources, screen: &ResourcesScreen) -> Lines {
             list.into_iter().map(|p| (0, p)).collect()
         }
     };
-    let mut out = vec![(text::heading(d), role(d.level))];
+    let mut out = vec![(text::heading(d), Tone::At(d.level))];
     if !needle.is_empty() {
         let count = shown.iter().filter(|(_, p)| keep(p)).count();
         let what = format!(
@@ -182,14 +126,14 @@ fn process_lines(d: &NodeResources, screen: &ResourcesScreen) -> Lines {
             d.processes.len(),
             screen.process_filter
         );
-        out.push((what, Role::Muted));
+        out.push((what, Tone::Quiet));
     }
-    out.push((text::process_header(), Role::Header));
+    out.push((text::process_header(), Tone::Title));
     out.extend(shown.into_iter().map(|(depth, mut p)| {
         let indent = "  ".repeat(depth);
         p.args = format!("{indent}{}", p.args);
         p.command = format!("{indent}{}", p.command);
-        (text::process_row(&p), Role::Text)
+        (text::process_row(&p), Tone::Text)
     }));
     out
 }
@@ -211,7 +155,7 @@ pub(super) fn line_count(screen: &ResourcesScreen, d: &NodeResources) -> usize {
 
 /// Draws the resources pane of `screen` into `area`.
 pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mut Buffer) {
-    let node = screen.request.as_ref().map(|r| &r.node);
+    let node = screen.node.request.as_ref().map(|r| &r.node);
     let what = match (screen.section, screen.sort, screen.tree) {
         (Section::Overview, _, _) => "Resources",
         (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
@@ -228,20 +172,37 @@ pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mu
         REFRESH.as_secs()
     );
     let inner = titled(look, title, true, area, buf);
-    let reading = screen.document.is_none().then(|| {
+    let reading = screen.node.document.is_none().then(|| {
         let name = node.map_or_else(String::new, |n| crate::printable::line(&n.address));
         format!("reading {name} (CPU is measured over a second)...")
     });
     let lines = |_| {
-        let Some(d) = &screen.document else {
+        let Some(d) = &screen.node.document else {
             return Vec::new();
         };
         let rows = on_view(screen, d);
         // Scrolled as far as the whole pane's height allows (`line_count` bounds the scroll).
         let skip = (screen.scroll).min(rows.len().saturating_sub(usize::from(inner.height)));
-        let rows = rows.into_iter().skip(skip);
-        rows.map(|(t, r)| Line::from(Span::styled(t, look.styles.get(r))))
-            .collect()
+        let selected = (screen.section == Section::Containers)
+            .then(|| selected_container_line(d, screen.selected))
+            .flatten();
+        let rows = rows.into_iter().enumerate().skip(skip);
+        rows.map(|(at, (t, tone))| {
+            let role = if Some(at) == selected {
+                Role::Selection
+            } else {
+                role(tone)
+            };
+            Line::from(Span::styled(t, look.styles.get(role)))
+        })
+        .collect()
     };
-    document(look, screen.error.as_deref(), reading, lines, inner, buf);
+    document(
+        look,
+        screen.node.error.as_deref(),
+        reading,
+        lines,
+        inner,
+        buf,
+    );
 }
