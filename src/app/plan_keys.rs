@@ -156,7 +156,8 @@ pub fn list_move(
 }
 
 /// `?` on a plan screen with a list of its own: the selected guard explained while the guards
-/// have the keys, else `item` (the list's selection, its title and text), if any.
+/// have the keys, else `item` (the list's selection, its title and text), else the help (as
+/// with no guard).
 pub fn explain_step(
     plan: &mut dyn GuardedPlan,
     item: Option<(String, String)>,
@@ -165,9 +166,7 @@ pub fn explain_step(
     if plan.guards_focused() {
         return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
     }
-    item.map_or_else(Step::default, |(title, text)| {
-        Step::ask(Ask::Explain { title, text })
-    })
+    Step::ask(item.map_or(Ask::Help, |(title, text)| Ask::Explain { title, text }))
 }
 
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.

@@ -32,6 +32,8 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     const NAME: ScreenName;
     /// Its section's title in `?`.
     const TITLE: &'static str;
+    /// Whether it shows the cluster in use.
+    const OF_CLUSTER_IN_USE: bool = true;
     /// What the screen keeps beyond its plan: across plans, or before one (a menu, a count).
     type Kept: Debug + Clone + Default + Send + Sync;
     /// The operation's own key intents.
@@ -46,8 +48,19 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     ) -> Result<Step, Message>;
     /// One of its own keys.
     fn on_key(screen: &mut PlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
-    /// News from its IO task: whether it changed what the screen shows, and the step.
-    fn on_news(screen: &mut PlanScreen<Self>, news: &ScreenNews, shared: &Shared) -> bool;
+    /// News from its IO task: whether it changed what the screen shows.
+    fn on_news(_screen: &mut PlanScreen<Self>, _news: &ScreenNews, _shared: &Shared) -> bool {
+        false
+    }
+    /// News that asks something of the shell too: whether it changed what the screen shows,
+    /// and the step.
+    fn on_news_step(
+        screen: &mut PlanScreen<Self>,
+        news: &ScreenNews,
+        shared: &Shared,
+    ) -> (bool, Step) {
+        (Self::on_news(screen, news, shared), Step::default())
+    }
     /// Enter on the input line one of its own keys asked for.
     fn on_input(_screen: &mut PlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
         Step::default()
@@ -56,6 +69,11 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     /// are the only ones then.
     fn before_plan(_screen: &PlanScreen<Self>) -> bool {
         false
+    }
+    /// Whether the move keys move through its list (or guards) now: once its plan shows,
+    /// unless it says (a form's fields before its plan).
+    fn moves(screen: &PlanScreen<Self>) -> bool {
+        !Self::before_plan(screen)
     }
     /// A character typed that no table binds, and what it is typed into (keys, help), while
     /// the screen takes one.
@@ -199,17 +217,18 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
                 .as_ref()
                 .is_some_and(|p| GuardedPlan::ack_prompt(p).is_some());
             lines.extend(key_lines(GATE, &ack));
+        }
+        if K::moves(self) {
             lines.extend(key_lines(MOVE_KEYS, &()));
         }
         lines
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        let gate = !K::before_plan(self);
+        let gate = !K::before_plan(self) && intent(GATE, event).is_some();
+        let moves = K::moves(self) && intent(MOVE_KEYS, event).is_some();
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
-        typing
-            || intent(K::own_keys(self), event).is_some()
-            || (gate && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
+        typing || intent(K::own_keys(self), event).is_some() || gate || moves
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
@@ -224,13 +243,11 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
         }
-        if !K::before_plan(self) {
-            if let Some(to) = intent(MOVE_KEYS, event) {
-                return self.moved(*to, shared);
-            }
-            if let Some(key) = intent(GATE, event) {
-                return self.common(*key, shared);
-            }
+        if let Some(to) = intent(MOVE_KEYS, event).filter(|_| K::moves(self)) {
+            return self.moved(*to, shared);
+        }
+        if let Some(key) = intent(GATE, event).filter(|_| !K::before_plan(self)) {
+            return self.common(*key, shared);
         }
         match typed_char(event).filter(|_| K::typing(self).is_some()) {
             Some(c) => K::on_char(self, c),
@@ -238,8 +255,8 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
     }
 
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        K::on_news(self, news, shared)
+    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> (bool, Step) {
+        K::on_news_step(self, news, shared)
     }
 
     /// A poller report of its plan's cluster or of the Cluster API: its guards read again.
@@ -275,7 +292,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
     }
 
     fn of_cluster_in_use(&self) -> bool {
-        true
+        K::OF_CLUSTER_IN_USE
     }
 
     fn home(&self) -> Screen {
