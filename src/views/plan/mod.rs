@@ -20,7 +20,7 @@ use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_li
 use crate::app::message::Message;
 use crate::app::plan_keys::{GateKey, ack_step, approved_step, explain_step, gate_step};
 use crate::app::plan_keys::{list_move, reread_guards};
-use crate::app::plan_screen::{GuardedPlan, PlanHolder, PlanSubject};
+use crate::app::plan_screen::{PlanHolder, PlanSubject};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
@@ -212,10 +212,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
         lines.extend(key_lines(K::own_keys(self), self));
         if !K::before_plan(self) {
-            let ack = self
-                .plan
-                .as_ref()
-                .is_some_and(|p| GuardedPlan::ack_prompt(p).is_some());
+            let ack = self.plan.as_ref().is_some_and(|p| p.ack_prompt().is_some());
             lines.extend(key_lines(GATE, &ack));
         }
         if K::moves(self) {

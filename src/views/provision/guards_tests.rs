@@ -3,7 +3,6 @@
 //! waiting for its typed acknowledgement, the acknowledgements reaching the runner's effect, and
 //! `?` on a guard.
 use super::*;
-use crate::app::plan_screen::GuardedPlan;
 use crate::guards::{GuardId, Verdict as GuardVerdict};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
 
