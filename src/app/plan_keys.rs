@@ -99,92 +99,54 @@ pub fn approved_step<K: PlanSubject>(
     }
 }
 
-/// A key of the one gate, as a screen module's key table gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GateKey {
-    /// Through the guards.
-    Move(Move),
-    /// The selected guard explained (help without one).
-    Explain,
-    /// The keys of the screen.
-    Help,
-    /// The acknowledgement a guard needs, typed on the input line.
-    Acknowledge,
-    Start,
-    /// Poll the plan's cluster now.
-    Refresh,
-}
-
 /// What the input line says while the acknowledgement is typed.
 pub const ACK_PROMPT: &str = "acknowledge> ";
 
-/// The one gate's answer to `key` on `plan` (PgUp/PgDn moving by `page`; read-only mode
-/// sends Start to the dispatcher, which refuses it). Pure.
-pub fn gate_step<K: PlanSubject>(
-    plan: &mut PlanHolder<K>,
-    key: GateKey,
-    page: usize,
-    readonly: bool,
-) -> Step {
-    match key {
-        GateKey::Move(to) => {
-            let guards = &mut plan.guards;
-            if let Some(last) = guards.shown.len().checked_sub(1) {
-                guards.select(to.from(guards.index(), last, page));
-            }
-            Step::default()
-        }
-        GateKey::Explain => match plan.guards.selected_guard() {
-            Some(guard) => Step::ask(Ask::Explain {
-                title: guard.id.title().to_string(),
-                text: explain_guard(guard),
-            }),
-            None => Step::ask(Ask::Help),
-        },
-        GateKey::Help => Step::ask(Ask::Help),
-        GateKey::Acknowledge if plan.missing_ack().is_some() => Step::ask(Ask::Input {
+/// `a`: the input line for the acknowledgement a guard needs, when one does.
+pub fn acknowledge_step<K: PlanSubject>(plan: &PlanHolder<K>) -> Step {
+    match plan.missing_ack() {
+        Some(_) => Step::ask(Ask::Input {
             prompt: ACK_PROMPT,
             text: String::new(),
         }),
-        GateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
-        GateKey::Start => start_step(plan, readonly),
-        GateKey::Refresh => {
-            let cluster = plan.cluster.clone();
-            Step {
-                message: Some(Message::info(format!("refreshing {cluster}"))),
-                ..Step::effects(vec![Effect::Poller(PollerCommand::Refresh(cluster))])
-            }
-        }
+        None => Step::message(Message::info("no acknowledgement is needed")),
     }
 }
 
-/// A move key on a plan screen with a list of its own beside its guards: through the guards
-/// while they have the keys (`None`), else where the selection at `at` of its list of `len`
-/// goes (`None` in an empty list).
+/// `r`: the plan's cluster polled now.
+pub fn refresh_step(cluster: &str) -> Step {
+    Step {
+        message: Some(Message::info(format!("refreshing {cluster}"))),
+        ..Step::effects(vec![Effect::Poller(PollerCommand::Refresh(cluster.into()))])
+    }
+}
+
+/// A move key on a plan screen: through the guards while they have the keys (`None`), else
+/// where the selection at `at` of its own list of `len` goes (`None` in an empty list).
 pub fn list_move<K: PlanSubject>(
     plan: &mut PlanHolder<K>,
     to: Move,
     (at, len): (usize, usize),
-    shared: &Shared,
+    page: usize,
 ) -> Option<usize> {
     if plan.guards_focused() {
-        gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
+        let guards = &mut plan.guards;
+        if let Some(last) = guards.shown.len().checked_sub(1) {
+            guards.select(to.from(guards.index(), last, page));
+        }
         return None;
     }
-    Some(to.from(at, len.checked_sub(1)?, shared.page()))
+    Some(to.from(at, len.checked_sub(1)?, page))
 }
 
-/// `?` on a plan screen with a list of its own: the selected guard explained while the guards
-/// have the keys, else `item` (the list's selection, its title and text), else the help (as
-/// with no guard).
-pub fn explain_step<K: PlanSubject>(
-    plan: &mut PlanHolder<K>,
-    item: Option<(String, String)>,
-    shared: &Shared,
-) -> Step {
-    if plan.guards_focused() {
-        return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
-    }
+/// `?` on a plan screen: the selected guard explained while the guards have the keys, else
+/// `item` (its own list's selection, its title and text); the help when there is neither.
+pub fn explain_step<K: PlanSubject>(plan: &PlanHolder<K>, item: Option<(String, String)>) -> Step {
+    let item = match plan.guards_focused() {
+        true => (plan.guards.selected_guard())
+            .map(|guard| (guard.id.title().to_string(), explain_guard(guard))),
+        false => item,
+    };
     Step::ask(item.map_or(Ask::Help, |(title, text)| Ask::Explain { title, text }))
 }
 

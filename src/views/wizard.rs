@@ -16,7 +16,7 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, gate_step};
+use crate::app::plan_keys::refresh_step;
 use crate::app::plan_screen::{AskedPlan, GuardReading, PlanGuards, PlanHolder, PlanSubject};
 use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, Shared, Step};
@@ -192,7 +192,7 @@ impl<W: WizardKind> PlanOperation for W {
     fn refresh(screen: &mut PlanScreen<W>, shared: &Shared) -> Step {
         match screen.plan.as_mut() {
             Some(h) if W::PLAN_APART => key_step(h, FormKey::MakePlan, shared),
-            Some(h) => gate_step(h, GateKey::Refresh, shared.page(), shared.readonly),
+            Some(h) => refresh_step(&h.cluster),
             None => Step::default(),
         }
     }

@@ -18,8 +18,8 @@ pub(super) use super::plan_parts::{NoPlanYet, WizardPlan};
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, approved_step, explain_step, gate_step};
-use crate::app::plan_keys::{list_move, reread_guards};
+use crate::app::plan_keys::{ack_step, acknowledge_step, approved_step, explain_step};
+use crate::app::plan_keys::{list_move, refresh_step, reread_guards, start_step};
 use crate::app::plan_screen::{PlanHolder, PlanSubject};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
@@ -93,11 +93,8 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
         None
     }
     /// `r`: the plan's cluster polled now (an operation that reads its plan reads it again).
-    fn refresh(screen: &mut PlanScreen<Self>, shared: &Shared) -> Step {
-        match screen.plan.as_mut() {
-            Some(plan) => gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly),
-            None => Step::default(),
-        }
+    fn refresh(screen: &mut PlanScreen<Self>, _shared: &Shared) -> Step {
+        (screen.plan.as_ref()).map_or_else(Step::default, |plan| refresh_step(&plan.cluster))
     }
     /// Esc on the plan: it closes with the screen (a wizard's goes back to its form).
     fn back(screen: &mut PlanScreen<Self>) -> Step {
@@ -140,9 +137,11 @@ impl<K: PlanOperation> Default for PlanScreen<K> {
 /// The keys every plan answers alike once it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Common {
-    Gate(GateKey),
     /// The selected guard explained, or the plan's own selected row.
     Explain,
+    /// The acknowledgement a guard needs, typed on the input line.
+    Acknowledge,
+    Start,
     Refresh,
     Back,
 }
@@ -152,8 +151,8 @@ enum Common {
 #[rustfmt::skip]
 static GATE: &[Binding<Common, bool>] = &[
     bind(&[Key::char('?')], Common::Explain, "why: what the selected guard (or row) checks or does").footer("why"),
-    bind(&[Key::char('a')], Common::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_pending),
-    bind(&[Key::char('s')], Common::Gate(GateKey::Start), "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('a')], Common::Acknowledge, "type the acknowledgement a guard needs").footer("ack").offered(ack_pending),
+    bind(&[Key::char('s')], Common::Start, "start (refused while a guard blocks; asks for the name)").footer("start"),
     bind(&[Key::char('r')], Common::Refresh, "read the cluster (and the plan) again").footer("refresh"),
     bind(&[Key::ESC], Common::Back, "close the plan").footer("back"),
 ];
@@ -169,11 +168,9 @@ impl<K: PlanOperation> PlanScreen<K> {
             return Step::default();
         };
         match key {
-            Common::Gate(key) => gate_step(plan, key, shared.page(), shared.readonly),
-            Common::Explain => {
-                let item = plan.plan.explain();
-                explain_step(plan, item, shared)
-            }
+            Common::Explain => explain_step(plan, plan.plan.explain()),
+            Common::Acknowledge => acknowledge_step(plan),
+            Common::Start => start_step(plan, shared.readonly),
             Common::Refresh => K::refresh(self, shared),
             Common::Back => K::back(self),
         }
@@ -183,7 +180,7 @@ impl<K: PlanOperation> PlanScreen<K> {
     fn moved(&mut self, to: crate::app::binding::Move, shared: &Shared) -> Step {
         if let Some(plan) = self.plan.as_mut() {
             let list = plan.plan.list();
-            if let Some(at) = list_move(plan, to, list, shared) {
+            if let Some(at) = list_move(plan, to, list, shared.page()) {
                 plan.plan.select(at);
             }
         }
