@@ -25,8 +25,8 @@
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`, what plans and the progress draw alike in `progress_parts`; the request
-//!   form the create and provision wizards share in `form`, and their one screen shell
-//!   (`wizard`: `WizardScreen<W: WizardKind>`, a kind saying only its fields, plan and panes). The screen modules (`actions`,
+//!   form the create and provision wizards share in `form`, and the wizards on the one plan
+//!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes). The screen modules (`actions`,
 //!   `capi`, `certs`, `create`, `health`, `logs`, `progress`: the one progress screen of any
 //!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure

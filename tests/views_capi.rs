@@ -9,7 +9,6 @@ mod view_support;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use taloscope::app::plan_screen::GuardedPlan;
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};

@@ -53,7 +53,11 @@ fn key(s: &mut AppState, code: KeyCode) {
 
 fn wizard_of(s: &mut AppState) -> &mut CreateWizard {
     let screen: &mut CreateScreen = s.screens.find_mut().expect("the create screen");
-    screen.wizard.as_mut().expect("the wizard")
+    screen
+        .plan
+        .as_mut()
+        .map(|h| &mut h.plan)
+        .expect("the wizard")
 }
 
 /// The fleet of `healthy`, `n` pressed, the name typed, Talos v1.11.3 on sim-opennebula.

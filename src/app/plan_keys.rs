@@ -2,12 +2,12 @@
 //! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
 //! screens share (moves through the guards, `?`, refresh, help). Each kind gives its plan
-//! through [`GuardedPlan`]; the screen module holding it takes the gate as a [`Step`]
+//! on the one [`PlanHolder`]; the screen module holding it takes the gate as a [`Step`]
 //! ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
 use super::action::{Effect, PollerCommand, not_run};
 use super::binding::Move;
 use super::message::Message;
-use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, explain_guard};
+use super::plan_screen::{GuardReading, GuardSource, PlanHolder, PlanSubject, explain_guard};
 use super::screens::{Ask, Shared, Step};
 use super::state::AppState;
 use crate::approval::ApprovedAction;
@@ -15,9 +15,9 @@ use crate::approval::ApprovedAction;
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
 /// command line's does); a guard that blocks refuses here, audited; a plan not made or read
 /// yet says why; otherwise the dispatcher asks for the typed name.
-pub fn start_step(plan: &dyn GuardedPlan, readonly: bool) -> Step {
+pub fn start_step<K: PlanSubject>(plan: &PlanHolder<K>, readonly: bool) -> Step {
     let (action, refused) = (plan.approval(), plan.start_refused());
-    let guarded = !plan.guards().shown.is_empty();
+    let guarded = !plan.guards.shown.is_empty();
     match (action, refused) {
         (Some(action), _) if readonly => Step::effects(vec![Effect::Gate(action)]),
         (Some(action), None) => Step::effects(vec![Effect::Gate(action)]),
@@ -39,17 +39,31 @@ pub fn start_step(plan: &dyn GuardedPlan, readonly: bool) -> Step {
 /// Whether the dispatcher's `approved` may run `plan` (its guards read again first): the
 /// audited "not run" and the message saying why when that plan was closed or changed since,
 /// or a guard refuses it now; `None` when it may run.
-pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedAction) -> Option<Step> {
-    let why = match plan {
+pub fn refused_approval<K: PlanSubject>(
+    plan: Option<&PlanHolder<K>>,
+    approved: &ApprovedAction,
+) -> Option<Step> {
+    match plan {
         Some(plan) if plan.approves(approved.action()) => {
-            format!("refused by its guards: {}", plan.start_refused()?)
+            let why = format!("refused by its guards: {}", plan.start_refused()?);
+            Some(not_started(approved, why))
         }
-        _ => "the plan was closed or changed before it was confirmed".to_string(),
-    };
-    Some(Step {
+        _ => Some(closed_approval(approved)),
+    }
+}
+
+/// The audited "not run" of `approved` whose plan was closed or changed before it was
+/// confirmed, and the message saying so.
+pub fn closed_approval(approved: &ApprovedAction) -> Step {
+    let why = "the plan was closed or changed before it was confirmed".to_string();
+    not_started(approved, why)
+}
+
+fn not_started(approved: &ApprovedAction, why: String) -> Step {
+    Step {
         message: Some(Message::warn(format!("not started: {why}"))),
         ..Step::effects(not_run(approved, why))
-    })
+    }
 }
 
 /// The dispatcher approved `approved` for the plan a screen module holds: its guards read
@@ -57,14 +71,14 @@ pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedActio
 /// guard refuses it now, the audited "not run" when `run` cannot make a run of it; else the
 /// step that hands the run (with the acknowledgements typed) to the one runner and closes the
 /// screen for the progress.
-pub fn approved_step<P: GuardedPlan>(
-    plan: Option<&mut P>,
+pub fn approved_step<K: PlanSubject>(
+    plan: Option<&mut PlanHolder<K>>,
     approved: &ApprovedAction,
     shared: &Shared,
-    run: impl FnOnce(&P) -> Result<super::actions::ActionRun, String>,
+    run: impl FnOnce(&PlanHolder<K>) -> Result<super::actions::ActionRun, String>,
 ) -> Step {
     let Some(plan) = plan else {
-        return refused_approval(None, approved).unwrap_or_default();
+        return closed_approval(approved);
     };
     reread_guards(plan, shared);
     if let Some(refused) = refused_approval(Some(&*plan), approved) {
@@ -74,7 +88,7 @@ pub fn approved_step<P: GuardedPlan>(
         Ok(run) => run,
         Err(why) => return Step::effects(not_run(approved, why)),
     };
-    let acks = plan.guards().acks.clone();
+    let acks = plan.guards.acks.clone();
     Step {
         effects: vec![Effect::RunAction {
             approved: approved.clone(),
@@ -85,101 +99,67 @@ pub fn approved_step<P: GuardedPlan>(
     }
 }
 
-/// A key of the one gate, as a screen module's key table gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GateKey {
-    /// Through the guards.
-    Move(Move),
-    /// The selected guard explained (help without one).
-    Explain,
-    /// The keys of the screen.
-    Help,
-    /// The acknowledgement a guard needs, typed on the input line.
-    Acknowledge,
-    Start,
-    /// Poll the plan's cluster now.
-    Refresh,
-}
-
 /// What the input line says while the acknowledgement is typed.
 pub const ACK_PROMPT: &str = "acknowledge> ";
 
-/// The one gate's answer to `key` on `plan` (PgUp/PgDn moving by `page`; read-only mode
-/// sends Start to the dispatcher, which refuses it). Pure.
-pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly: bool) -> Step {
-    match key {
-        GateKey::Move(to) => {
-            let guards = plan.guards_mut();
-            if let Some(last) = guards.shown.len().checked_sub(1) {
-                guards.select(to.from(guards.index(), last, page));
-            }
-            Step::default()
-        }
-        GateKey::Explain => match plan.guards().selected_guard() {
-            Some(guard) => Step::ask(Ask::Explain {
-                title: guard.id.title().to_string(),
-                text: explain_guard(guard),
-            }),
-            None => Step::ask(Ask::Help),
-        },
-        GateKey::Help => Step::ask(Ask::Help),
-        GateKey::Acknowledge if plan.missing_ack().is_some() => Step::ask(Ask::Input {
+/// `a`: the input line for the acknowledgement a guard needs, when one does.
+pub fn acknowledge_step<K: PlanSubject>(plan: &PlanHolder<K>) -> Step {
+    match plan.missing_ack() {
+        Some(_) => Step::ask(Ask::Input {
             prompt: ACK_PROMPT,
             text: String::new(),
         }),
-        GateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
-        GateKey::Start => start_step(plan, readonly),
-        GateKey::Refresh => {
-            let cluster = plan.cluster().to_string();
-            Step {
-                message: Some(Message::info(format!("refreshing {cluster}"))),
-                ..Step::effects(vec![Effect::Poller(PollerCommand::Refresh(cluster))])
-            }
-        }
+        None => Step::message(Message::info("no acknowledgement is needed")),
     }
 }
 
-/// A move key on a plan screen with a list of its own beside its guards: through the guards
-/// while they have the keys (`None`), else where the selection at `at` of its list of `len`
-/// goes (`None` in an empty list).
-pub fn list_move(
-    plan: &mut dyn GuardedPlan,
+/// `r`: the plan's cluster polled now.
+pub fn refresh_step(cluster: &str) -> Step {
+    Step {
+        message: Some(Message::info(format!("refreshing {cluster}"))),
+        ..Step::effects(vec![Effect::Poller(PollerCommand::Refresh(cluster.into()))])
+    }
+}
+
+/// A move key on a plan screen: through the guards while they have the keys (`None`), else
+/// where the selection at `at` of its own list of `len` goes (`None` in an empty list).
+pub fn list_move<K: PlanSubject>(
+    plan: &mut PlanHolder<K>,
     to: Move,
     (at, len): (usize, usize),
-    shared: &Shared,
+    page: usize,
 ) -> Option<usize> {
     if plan.guards_focused() {
-        gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
+        let guards = &mut plan.guards;
+        if let Some(last) = guards.shown.len().checked_sub(1) {
+            guards.select(to.from(guards.index(), last, page));
+        }
         return None;
     }
-    Some(to.from(at, len.checked_sub(1)?, shared.page()))
+    Some(to.from(at, len.checked_sub(1)?, page))
 }
 
-/// `?` on a plan screen with a list of its own: the selected guard explained while the guards
-/// have the keys, else `item` (the list's selection, its title and text), if any.
-pub fn explain_step(
-    plan: &mut dyn GuardedPlan,
-    item: Option<(String, String)>,
-    shared: &Shared,
-) -> Step {
-    if plan.guards_focused() {
-        return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
-    }
-    item.map_or_else(Step::default, |(title, text)| {
-        Step::ask(Ask::Explain { title, text })
-    })
+/// `?` on a plan screen: the selected guard explained while the guards have the keys, else
+/// `item` (its own list's selection, its title and text); the help when there is neither.
+pub fn explain_step<K: PlanSubject>(plan: &PlanHolder<K>, item: Option<(String, String)>) -> Step {
+    let item = match plan.guards_focused() {
+        true => (plan.guards.selected_guard())
+            .map(|guard| (guard.id.title().to_string(), explain_guard(guard))),
+        false => item,
+    };
+    Step::ask(item.map_or(Ask::Help, |(title, text)| Ask::Explain { title, text }))
 }
 
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
-pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
-    let before = (plan.guards().shown.clone(), plan.approval());
-    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
-    before != (plan.guards().shown.clone(), plan.approval())
+pub fn reread_guards<K: PlanSubject>(plan: &mut PlanHolder<K>, shared: &Shared) -> bool {
+    let before = (plan.guards.shown.clone(), plan.approval());
+    plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
+    before != (plan.guards.shown.clone(), plan.approval())
 }
 
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
-pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
+pub fn ack_step<K: PlanSubject>(plan: &mut PlanHolder<K>, text: &str, shared: &Shared) -> Step {
     let Some(needed) = plan.missing_ack().map(String::from) else {
         return Step::default();
     };
@@ -187,8 +167,8 @@ pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step
         let typed = format!("not acknowledged: type exactly \"{needed}\"");
         return Step::message(Message::error(typed));
     }
-    plan.guards_mut().acks.push(needed);
-    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    plan.guards.acks.push(needed);
+    plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
     Step::message(Message::info("acknowledged; s starts"))
 }
 

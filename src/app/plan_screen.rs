@@ -1,6 +1,6 @@
-//! What every plan screen holds, whatever it plans ([`GuardedPlan`]: its cluster, its guards
+//! What every plan screen holds, whatever it plans ([`PlanHolder`]: its cluster, its guards
 //! worst first with the acknowledgements typed, why Start is refused, the approval Start asks
-//! for; [`PlanHolder`] over what a kind of plan says of itself, [`PlanSubject`]), a plan asked
+//! for, over what a kind of plan says of itself, [`PlanSubject`]), a plan asked
 //! of a planner and answered later ([`AskedPlan`]), and the plan of a rollout the one runner
 //! runs ([`PlannedRollout`]). Pure.
 use std::fmt::Debug;
@@ -16,44 +16,6 @@ use crate::talos::{Role, Roles};
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, blocking};
 
 pub use crate::operation::planned::PlannedRollout;
-
-/// What every plan screen holds, whatever it plans: the cluster it acts on, its guards and the
-/// acknowledgements typed against them, why its plan cannot start yet, and the approval its
-/// Start asks the dispatcher for. The one gate of the plan screens (`plan_keys`) takes `a`,
-/// the typed acknowledgement, `s` and the dispatcher's answer through it for every kind.
-pub trait GuardedPlan {
-    /// The cluster the plan acts on, as refusals name it.
-    fn cluster(&self) -> &str;
-    fn guards(&self) -> &PlanGuards;
-    fn guards_mut(&mut self) -> &mut PlanGuards;
-    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
-    fn unready(&self) -> Option<String>;
-    /// Its guards read again over live status and whatever else the kind looks at.
-    fn read_guards(&mut self, reading: &GuardReading<'_>);
-    /// What Start asks the dispatcher to approve; `None` while there is no plan.
-    fn approval(&self) -> Option<MutatingAction>;
-    /// Whether an approval the dispatcher gave is for this plan as it stands.
-    fn approves(&self, approved: &MutatingAction) -> bool {
-        self.approval().as_ref() == Some(approved)
-    }
-    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
-    fn guards_focused(&self) -> bool {
-        true
-    }
-    /// The acknowledgement still to type (`a` opens the field for it).
-    fn missing_ack(&self) -> Option<&str> {
-        self.guards().missing_ack()
-    }
-    /// The acknowledgement the last line prompts for: only when it is the one thing left.
-    fn ack_prompt(&self) -> Option<&str> {
-        self.guards().ack_prompt()
-    }
-    /// Why Start is refused (the failing guard named), or `None` when it is offered.
-    fn start_refused(&self) -> Option<String> {
-        self.unready()
-            .or_else(|| self.guards().refusal(self.cluster()))
-    }
-}
 
 /// What a plan's guards are read over: its cluster as the console knows it, gathered from the
 /// console's state by the one caller (`plan_keys::read_guards`), so a plan never reads the
@@ -78,24 +40,6 @@ impl GuardReading<'_> {
     pub fn other_rollout(&self) -> Option<RolloutInProgress> {
         self.other_rollout.clone().ok().flatten()
     }
-}
-
-/// The accessors of [`GuardedPlan`] for a plan screen that holds its `cluster` and `guards`
-/// as fields of those names.
-macro_rules! cluster_and_guards {
-    () => {
-        fn cluster(&self) -> &str {
-            &self.cluster
-        }
-
-        fn guards(&self) -> &$crate::app::plan_screen::PlanGuards {
-            &self.guards
-        }
-
-        fn guards_mut(&mut self) -> &mut $crate::app::plan_screen::PlanGuards {
-            &mut self.guards
-        }
-    };
 }
 
 /// Where the plans read their guards over any cluster: the console's state, as the shell
@@ -135,7 +79,7 @@ pub trait PlanSubject: Debug + Clone {
 }
 
 /// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
-/// acknowledgements typed against them, read fresh through [`GuardedPlan`].
+/// acknowledgements typed against them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanHolder<K> {
     pub cluster: String,
@@ -154,7 +98,7 @@ impl<K: PlanSubject> PlanHolder<K> {
     }
 
     /// Its guards evaluated now over what `reading` holds, live status or not (a plan just
-    /// read; [`GuardedPlan::read_guards`] keeps them while there is no live status).
+    /// read; [`PlanHolder::read_guards`] keeps them while there is no live status).
     pub fn evaluate_guards(&mut self, reading: &GuardReading<'_>) {
         let guards = self
             .plan
@@ -176,38 +120,51 @@ impl<K> DerefMut for PlanHolder<K> {
     }
 }
 
-impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
-    cluster_and_guards!();
-
-    fn unready(&self) -> Option<String> {
+/// What every plan screen asks of its plan, whatever it plans: the one gate of the plan
+/// screens (`plan_keys`) takes `a`, the typed acknowledgement, `s` and the dispatcher's answer
+/// through these for every kind.
+impl<K: PlanSubject> PlanHolder<K> {
+    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
+    pub fn unready(&self) -> Option<String> {
         self.plan.unready()
     }
 
-    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+    /// Its guards read again over live status (kept while there is none).
+    pub fn read_guards(&mut self, reading: &GuardReading<'_>) {
         if reading.live.is_some() {
             self.evaluate_guards(reading);
         }
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    /// What Start asks the dispatcher to approve; `None` while there is no plan.
+    pub fn approval(&self) -> Option<MutatingAction> {
         self.plan.approval(&self.cluster)
     }
 
-    fn guards_focused(&self) -> bool {
+    /// Whether an approval the dispatcher gave is for this plan as it stands.
+    pub fn approves(&self, approved: &MutatingAction) -> bool {
+        self.approval().as_ref() == Some(approved)
+    }
+
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
+    pub fn guards_focused(&self) -> bool {
         self.plan.guards_focused()
     }
 
-    fn missing_ack(&self) -> Option<&str> {
+    /// The acknowledgement still to type (`a` opens the field for it).
+    pub fn missing_ack(&self) -> Option<&str> {
         self.plan.missing_ack(&self.guards)
     }
 
-    fn ack_prompt(&self) -> Option<&str> {
+    /// The acknowledgement the last line prompts for: only when it is the one thing left.
+    pub fn ack_prompt(&self) -> Option<&str> {
         self.plan.ack_prompt(&self.guards)
     }
 
-    /// The acknowledgement the last line prompts for comes before the guards' refusal: a
-    /// guard that fails until it is acknowledged asks for it first.
-    fn start_refused(&self) -> Option<String> {
+    /// Why Start is refused (the failing guard named), or `None` when it is offered. The
+    /// acknowledgement the last line prompts for comes before the guards' refusal: a guard
+    /// that fails until it is acknowledged asks for it first.
+    pub fn start_refused(&self) -> Option<String> {
         let ack = self.ack_prompt();
         self.unready()
             .or_else(|| ack.map(|needed| format!("type the acknowledgement first (a): {needed}")))

@@ -5,7 +5,7 @@
 use super::action::Effect;
 use super::actions::{ActionChoice, ActionMenu, ActionRun, MenuOpened, ProgressNews, node_choices};
 use super::message::Message;
-use super::plan_keys::refused_approval;
+use super::plan_keys::closed_approval;
 use super::screen::{Pane, Screen, TableKind};
 use super::screens::ScreenNews;
 use super::state::AppState;
@@ -156,7 +156,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             acks: Vec::new(),
         }],
         None => {
-            let refused = refused_approval(None, &approved).unwrap_or_default();
+            let refused = closed_approval(&approved);
             state.message = refused.message;
             return refused.effects;
         }

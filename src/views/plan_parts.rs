@@ -11,7 +11,8 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 use super::progress_parts::{StepTable, render_step_pane};
 use super::table::{pane_block, render_listed, titled};
 use super::{Look, fit};
-use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanGuards, verdict_counts, verdict_word};
+use crate::app::plan_screen::verdict_word;
+use crate::app::plan_screen::{AskedPlan, PlanGuards, PlanHolder, PlanSubject, verdict_counts};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::tui::Role;
 use crate::upgrade::{Guard, GuardId, Verdict};
@@ -63,9 +64,9 @@ impl<'a> ChecksPane<'a> {
     /// The checks of `plan`: its guards (`empty` said while none was evaluated), the
     /// acknowledgement it prompts for, why Start is refused, and what the typed confirmation
     /// asks the name of.
-    pub(super) fn of(plan: &'a dyn GuardedPlan, empty: &'a str) -> ChecksPane<'a> {
+    pub(super) fn of<K: PlanSubject>(plan: &'a PlanHolder<K>, empty: &'a str) -> ChecksPane<'a> {
         ChecksPane {
-            guards: plan.guards(),
+            guards: &plan.guards,
             active: plan.guards_focused(),
             empty,
             ack_prompt: plan.ack_prompt(),
@@ -130,10 +131,10 @@ pub(super) struct NoPlanYet {
 impl<'a> WizardPlan<'a> {
     /// `asked` on its plan pane: the ready plan's `rows` with the checks of `plan`, else what
     /// stands in for them (nothing asked, on its way, why it failed) over a last line saying so.
-    pub(super) fn of<P>(
+    pub(super) fn of<P, K: PlanSubject>(
         title: String,
         asked: &AskedPlan<P>,
-        plan: &'a dyn GuardedPlan,
+        plan: &'a PlanHolder<K>,
         says: &NoPlanYet,
         rows: impl FnOnce(&P) -> Vec<String>,
         look: &Look,

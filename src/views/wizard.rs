@@ -1,35 +1,34 @@
-//! The one wizard shell: a screen module generic over the wizard ([`WizardScreen`] over a
-//! [`WizardKind`]: create, provision) that opens it, closes it, routes its keys through the
-//! request's one form (`views::form`), folds its news, reads its guards again with the fleet,
-//! takes the typed input and hands the approved plan to the one runner through the plan
-//! screens' one gate. A kind says only what is its own: its fields, its key table, its plan
-//! task and news, what its approved plan runs, and its panes. Pure.
+//! The wizards (create, provision) on the one plan screen (`views::plan`): a wizard is its
+//! request's form (`views::form`) held on the one plan holder, and the plan a planner makes of
+//! the request shown with its guards behind the one gate, apart from the form (Enter goes on to
+//! it, Esc back) or beside it (Tab moves the keys between the fields and the guards). A kind
+//! says only what is its own ([`WizardKind`]): its fields, keys, plan task and news, its
+//! guards, what its approved plan runs, and its panes; the form's steps are here once. Pure.
 use std::fmt::Debug;
 
-use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::form::{self, Form, FormKey};
+use super::form::{FieldKind, FormField, FormKey, FormState};
+use super::plan::{PlanOperation, PlanScreen};
+use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::lines_with_moves;
-use crate::app::binding::{Binding, KeyLine, MOVE_KEYS, intent};
+use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, approved_step, reread_guards};
+use crate::app::plan_keys::refresh_step;
+use crate::app::plan_screen::{AskedPlan, GuardReading, PlanGuards, PlanHolder, PlanSubject};
 use crate::app::screen::Screen;
-use crate::app::screens::{
-    Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
-};
-use crate::approval::ApprovedAction;
-use crate::operation::OperationKind;
+use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, Shared, Step};
+use crate::approval::MutatingAction;
+use crate::guards::Guard;
 use crate::tui::{Look, Role};
 
-/// What one wizard says of its screen: only what differs between wizards.
-pub trait WizardKind: Form + Debug + Clone + Send + Sync + 'static {
+/// What one wizard says of itself: only what differs between wizards.
+pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     const NAME: ScreenName;
-    /// The operation its approved plan runs.
-    const OPERATION: OperationKind;
+    /// Its section's title in `?`.
+    const TITLE: &'static str;
     /// The plan shows on a stage of its own (Enter goes on to it, Esc back to the request),
     /// else beside the request (Tab moves the keys between them).
     const PLAN_APART: bool;
@@ -39,163 +38,293 @@ pub trait WizardKind: Form + Debug + Clone + Send + Sync + 'static {
     const OF_CLUSTER_IN_USE: bool;
     /// What the screen says with no wizard open.
     const CLOSED: &'static str;
+    /// How its plan is made, as Start's refusal says while there is none.
+    const MAKE: &'static str;
+    /// The fields, top to bottom.
+    const FIELDS: &'static [FormField<Self::Field>];
+    /// What Start asks the dispatcher to approve of its ready plan.
+    const ACTION: fn(&Self::Plan) -> MutatingAction;
+    /// What the one runner runs for its approved plan.
+    const RUN: fn(Box<Self::Plan>) -> ActionRun;
+    type Field: Copy + PartialEq + Debug + Send + Sync + 'static;
+    type Plan: Debug + Clone + Send + Sync;
     /// What its IO tasks report.
     type News: Send + Sync + 'static;
-    /// Its section's title in `?`, while the plan's guards have the keys or not.
-    fn title(on_plan: bool) -> &'static str;
-    /// Its keys, while the plan's guards have them or not (the move keys are added).
-    fn keys(on_plan: bool) -> &'static [Binding<FormKey, WizardScreen<Self>>];
+    /// The request's keys (the plan's are the one gate's; the move keys are added).
+    fn keys() -> &'static [Binding<FormKey, PlanScreen<Self>>]
+    where
+        Self: PlanOperation;
+    fn form(&self) -> &FormState<Self::Field, Self::Plan>;
+    fn form_mut(&mut self) -> &mut FormState<Self::Field, Self::Plan>;
     /// A new wizard brought on screen from `opening`, and its step; or why it cannot show.
     fn open(opening: &Opening, shared: &Shared) -> Result<(Self, Step), Message>;
+    /// The cluster its plan acts on.
+    fn cluster(&self) -> &str;
     /// News from its IO task: whether it changed what it shows, and the step.
-    fn on_news(&mut self, news: &Self::News, shared: &Shared) -> (bool, Step);
-    /// What the one runner runs for its plan, once ready.
-    fn run(&self) -> Option<ActionRun>;
+    fn on_news(holder: &mut PlanHolder<Self>, news: &Self::News, shared: &Shared) -> (bool, Step);
+    /// Its ready plan's guards over `reading`.
+    fn guards_over(&self, reading: &GuardReading<'_>) -> Vec<Guard>;
+    /// The value of a count field.
+    fn count(&mut self, field: Self::Field) -> Option<&mut usize>;
+    /// The value of a text field.
+    fn text(&mut self, field: Self::Field) -> Option<&mut String>;
+    /// Left/Right on `field`: the next (or previous) choice taken, and the tasks it asks for;
+    /// `None` when `field` offers none (nothing changed).
+    fn choose(&mut self, field: Self::Field, forward: bool, shared: &Shared)
+    -> Option<Vec<Effect>>;
+    /// The task asking the planner for the request's plan, as `asked`.
+    fn plan_task(&self, asked: u64, shared: &Shared) -> Effect;
+    /// `field` was typed (trimmed): what follows.
+    fn typed(&mut self, _field: Self::Field) -> Step {
+        Step::default()
+    }
     /// The wizard drawn (its request, its plan: as its stage says).
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
+    fn draw(holder: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
 }
 
-/// The screen of wizard `W`: the wizard while open.
-#[derive(Debug, Clone)]
-pub struct WizardScreen<W> {
-    pub wizard: Option<W>,
-}
-
-impl<W> Default for WizardScreen<W> {
-    fn default() -> Self {
-        WizardScreen { wizard: None }
-    }
-}
-
-impl<W: WizardKind> WizardScreen<W> {
-    /// The plan's guards have the keys (a plan apart: the plan shows instead of the request).
-    pub fn on_plan(&self) -> bool {
-        self.wizard.as_ref().is_some_and(|w| w.guards_focused())
+/// A wizard's plan on the one plan holder: its request's plan as the planner answered it, its
+/// guards as the kind reads them. A plan apart is approved only while it shows.
+impl<W: WizardKind> PlanSubject for W {
+    fn unready(&self) -> Option<String> {
+        self.form().plan.unready(W::MAKE)
     }
 
-    fn close(&mut self) -> Step {
-        self.wizard = None;
-        Step::close()
+    fn evaluate(&mut self, _: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
+        self.guards_over(reading)
+    }
+
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
+        let shown = !W::PLAN_APART || self.form().guards_focused;
+        self.form().plan.ready().filter(|_| shown).map(W::ACTION)
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.form().guards_focused
     }
 }
 
-impl<W: WizardKind> ScreenModule for WizardScreen<W> {
-    fn name(&self) -> ScreenName {
-        W::NAME
+/// The plan apart from the request shows (its guards have the keys).
+fn on_plan<W: WizardKind>(screen: &PlanScreen<W>) -> bool {
+    W::PLAN_APART && (screen.plan.as_ref()).is_some_and(|h| h.form().guards_focused)
+}
+
+/// A wizard on the one plan screen: the request's keys before (or beside) its plan, the move
+/// keys through its fields while the guards do not have them, `r` and Esc as its stage says.
+impl<W: WizardKind> PlanOperation for W {
+    const NAME: ScreenName = <W as WizardKind>::NAME;
+    const TITLE: &'static str = <W as WizardKind>::TITLE;
+    const OF_CLUSTER_IN_USE: bool = <W as WizardKind>::OF_CLUSTER_IN_USE;
+    type Kept = ();
+    type Key = FormKey;
+
+    fn own_keys(screen: &PlanScreen<W>) -> &'static [Binding<FormKey, PlanScreen<W>>] {
+        if on_plan(screen) { &[] } else { W::keys() }
     }
 
-    fn title(&self) -> &'static str {
-        W::title(self.on_plan())
+    fn before_plan(screen: &PlanScreen<W>) -> bool {
+        W::PLAN_APART && !on_plan(screen)
     }
 
-    fn keys(&self) -> Vec<KeyLine> {
-        lines_with_moves(W::keys(self.on_plan()), self)
+    fn moves(_: &PlanScreen<W>) -> bool {
+        true
     }
 
-    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let opening = Opening {
-            from: W::HOME,
-            node: None,
-            words: Vec::new(),
-        };
-        self.open_from(&opening, shared)
-    }
-
-    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let (wizard, step) = W::open(opening, shared)?;
-        self.wizard = Some(wizard);
+    fn open(
+        screen: &mut PlanScreen<W>,
+        opening: &Opening,
+        shared: &Shared,
+    ) -> Result<Step, Message> {
+        let (wizard, step) = <W as WizardKind>::open(opening, shared)?;
+        let cluster = wizard.cluster().to_string();
+        screen.plan = Some(PlanHolder::new(&cluster, wizard));
         Ok(step)
     }
 
-    /// A move key through the request's fields or the plan's guards; Tab between them; `?` on
-    /// the selected guard (else help); Esc back to the request from a plan apart, else closing
-    /// the wizard; Enter asking for the plan (on to it, when apart); the others the form's.
-    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        let keys = W::keys(self.on_plan());
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::close();
-        };
-        if let Some(to) = intent(MOVE_KEYS, event) {
-            form::move_step(w, *to, shared.page(), shared);
-            return Step::default();
+    fn on_key(screen: &mut PlanScreen<W>, key: FormKey, shared: &Shared) -> Step {
+        match screen.plan.as_mut() {
+            Some(h) if key != FormKey::Back => key_step(h, key, shared),
+            Some(_) => Self::back(screen),
+            None => Step::close(),
         }
-        let Some(key) = intent(keys, event) else {
-            return Step::default();
-        };
-        let state = w.form();
-        let key = match *key {
-            FormKey::Focus => {
-                state.guards_focused = !state.guards_focused;
-                return Step::default();
-            }
-            FormKey::Explain if state.guards_focused => FormKey::Gate(GateKey::Explain),
-            FormKey::Explain => return Step::ask(Ask::Help),
-            FormKey::Back if state.guards_focused && W::PLAN_APART => {
-                state.guards_focused = false;
-                return Step::default();
-            }
-            FormKey::Back => return self.close(),
-            FormKey::MakePlan if W::PLAN_APART => {
-                state.guards_focused = true;
-                FormKey::MakePlan
-            }
-            key => key,
-        };
-        form::key_step(w, key, shared)
     }
 
-    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> (bool, Step) {
-        match (self.wizard.as_mut(), news.get::<W::News>()) {
-            (Some(w), Some(news)) => w.on_news(news, shared),
+    fn on_news_step(
+        screen: &mut PlanScreen<W>,
+        news: &ScreenNews,
+        shared: &Shared,
+    ) -> (bool, Step) {
+        match (screen.plan.as_mut(), news.get::<W::News>()) {
+            (Some(h), Some(news)) => <W as WizardKind>::on_news(h, news, shared),
             _ => (false, Step::default()),
         }
     }
 
-    /// A poller report of the wizard's cluster or of the Cluster API: its guards read again.
-    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        let Some(w) = self.wizard.as_mut() else {
-            return false;
+    /// Enter on a field's input line (an acknowledgement's is the gate's): the field typed,
+    /// its plan forgotten.
+    fn on_input(screen: &mut PlanScreen<W>, text: &str, _: &Shared) -> Step {
+        let Some(h) = screen.plan.as_mut() else {
+            return Step::default();
         };
-        (w.cluster() == change.cluster || change.capi) && reread_guards(w, shared)
-    }
-
-    /// Enter on the input line the wizard opened: a field's value or an acknowledgement.
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        (self.wizard.as_mut()).map_or_else(Step::default, |w| form::input_step(w, text, shared))
-    }
-
-    /// The dispatcher approved a run of this wizard's operation: it runs when it is the plan
-    /// on screen and its guards, read again, still allow it (the one gate's rule), the wizard
-    /// closed for its progress. `None` for any other operation.
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        if OperationKind::of(approved.action()) != W::OPERATION {
-            return None;
+        let Some(field) = h.form_mut().typing.take() else {
+            return Step::default();
+        };
+        if let Some(value) = h.text(field) {
+            *value = text.trim().to_string();
         }
-        let on_plan = self.on_plan();
-        let shown = (self.wizard.as_mut()).filter(|_| on_plan || !W::PLAN_APART);
-        let step = approved_step(shown, approved, shared, |w| {
-            w.run().ok_or_else(|| "the plan is not ready".into())
-        });
-        if step.close {
-            self.wizard = None;
+        forget(h);
+        h.typed(field)
+    }
+
+    /// The fields are its own list.
+    fn list(&self) -> (usize, usize) {
+        let at = W::FIELDS.iter().position(|f| f.field == self.form().field);
+        (at.unwrap_or(0), W::FIELDS.len())
+    }
+
+    fn select(&mut self, at: usize) {
+        if let Some(f) = W::FIELDS.get(at) {
+            self.form_mut().field = f.field;
         }
-        Some(step)
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        W::OF_CLUSTER_IN_USE
+    /// `r`: a plan apart (the planner's, guards and all) asked again; a plan beside the request
+    /// follows its cluster's status, polled now.
+    fn refresh(screen: &mut PlanScreen<W>, shared: &Shared) -> Step {
+        match screen.plan.as_mut() {
+            Some(h) if W::PLAN_APART => key_step(h, FormKey::MakePlan, shared),
+            Some(h) => refresh_step(&h.cluster),
+            None => Step::default(),
+        }
     }
 
-    fn home(&self) -> Screen {
+    /// Esc: from a plan apart back to the request, else the wizard closed.
+    fn back(screen: &mut PlanScreen<W>) -> Step {
+        let on_plan = on_plan(screen);
+        match screen.plan.as_mut() {
+            Some(h) if on_plan => {
+                h.form_mut().guards_focused = false;
+                Step::default()
+            }
+            _ => {
+                screen.plan = None;
+                Step::close()
+            }
+        }
+    }
+
+    fn run(holder: &PlanHolder<W>, _: &Shared) -> Result<ActionRun, String> {
+        let plan = holder.form().plan.ready().ok_or("the plan is not ready")?;
+        Ok((W::RUN)(Box::new(plan.clone())))
+    }
+
+    fn home() -> Screen {
         W::HOME
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        match &self.wizard {
-            Some(w) => w.draw(area, buf, shared, look),
+    fn draw(screen: &PlanScreen<W>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        match &screen.plan {
+            Some(h) => <W as WizardKind>::draw(h, area, buf, shared, look),
             None => Paragraph::new(W::CLOSED)
                 .style(look.styles.get(Role::Muted))
                 .render(area, buf),
         }
     }
+}
+
+/// The field `field`'s entry.
+fn entry<W: WizardKind>(field: W::Field) -> &'static FormField<W::Field> {
+    let fields = W::FIELDS;
+    fields
+        .iter()
+        .find(|f| f.field == field)
+        .unwrap_or(&fields[0])
+}
+
+/// The focused field when it is of `kind`, else the form's only one of that kind.
+fn focused_or_only<W: WizardKind>(
+    focus: W::Field,
+    kind: fn(&FieldKind) -> bool,
+) -> Option<W::Field> {
+    let of_kind: Vec<_> = W::FIELDS.iter().filter(|f| kind(&f.kind)).collect();
+    match of_kind.as_slice() {
+        _ if kind(&entry::<W>(focus).kind) => Some(focus),
+        [only] => Some(only.field),
+        _ => None,
+    }
+}
+
+/// A field changed: the plan, its guards and their acknowledgements no longer hold.
+fn forget<W: WizardKind>(h: &mut PlanHolder<W>) {
+    h.form_mut().plan = AskedPlan::None;
+    h.guards = PlanGuards::default();
+}
+
+/// A request key on `h`: a value changed (the plan forgotten), the input line opened for a
+/// text, the plan asked for (and shown, when apart), the keys moved between the fields and
+/// the guards.
+fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared) -> Step {
+    let focus = h.form().field;
+    let forward = matches!(key, FormKey::NextValue | FormKey::More);
+    let is_count = |k: &FieldKind| matches!(k, FieldKind::Count { .. });
+    let is_text = |k: &FieldKind| matches!(k, FieldKind::Text { .. });
+    let effects = match key {
+        FormKey::NextValue | FormKey::PreviousValue => match entry::<W>(focus).kind {
+            FieldKind::Count { .. } => counted(&mut h.plan, focus, forward),
+            FieldKind::Choice => match h.choose(focus, forward, shared) {
+                Some(effects) => effects,
+                None => return Step::default(),
+            },
+            FieldKind::Text { .. } => match h.choose(focus, forward, shared) {
+                Some(effects) => effects,
+                None => return edit(&mut h.plan, Some(focus)),
+            },
+        },
+        FormKey::More | FormKey::Less => match focused_or_only::<W>(focus, is_count) {
+            Some(field) => counted(&mut h.plan, field, forward),
+            None => return Step::default(),
+        },
+        FormKey::Edit => return edit(&mut h.plan, focused_or_only::<W>(focus, is_text)),
+        FormKey::MakePlan => {
+            forget(h);
+            h.cluster = h.plan.cluster().to_string();
+            let form = h.form_mut();
+            form.guards_focused |= W::PLAN_APART;
+            form.asked += 1;
+            let asked = form.asked;
+            form.plan = AskedPlan::Planning(asked);
+            return Step::effects(vec![h.plan_task(asked, shared)]);
+        }
+        FormKey::Focus => {
+            let form = h.form_mut();
+            form.guards_focused = !form.guards_focused;
+            return Step::default();
+        }
+        FormKey::Back => return Step::default(),
+    };
+    forget(h);
+    Step::effects(effects)
+}
+
+/// One more or one fewer of the count `field`, within its bounds.
+fn counted<W: WizardKind>(w: &mut W, field: W::Field, more: bool) -> Vec<Effect> {
+    if let (FieldKind::Count { min, max }, Some(value)) = (entry::<W>(field).kind, w.count(field)) {
+        *value = if more {
+            (*value + 1).min(max)
+        } else {
+            value.saturating_sub(1).max(min)
+        };
+    }
+    Vec::new()
+}
+
+/// The input line opened on the text `field`; on any other, a note that Left/Right change it.
+fn edit<W: WizardKind>(w: &mut W, field: Option<W::Field>) -> Step {
+    let focus = entry::<W>(w.form().field);
+    let Some((field, FieldKind::Text { prompt })) = field.map(|f| (f, entry::<W>(f).kind)) else {
+        let text = format!("{}: Left/Right change it", focus.title);
+        return Step::message(Message::info(text));
+    };
+    let text = w.text(field).map(|t| t.clone()).unwrap_or_default();
+    w.form_mut().typing = Some(field);
+    Step::ask(Ask::Input { prompt, text })
 }

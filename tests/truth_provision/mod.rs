@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use taloscope::app::plan_screen::{AskedPlan, set_guards};
+use taloscope::app::plan_screen::{AskedPlan, PlanHolder, set_guards};
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
@@ -92,9 +92,9 @@ fn tell(state: &mut AppState, news: ProvisionNews) {
     );
 }
 
-fn wizard(state: &AppState) -> &Wizard {
+fn wizard(state: &AppState) -> &PlanHolder<Wizard> {
     let screen = state.screens.find::<ProvisionScreen>();
-    screen.and_then(|s| s.wizard.as_ref()).expect("wizard")
+    screen.and_then(|s| s.plan.as_ref()).expect("wizard")
 }
 
 /// The console: the wizard on `cluster` with `provider` and `role` chosen, its plan asked for
@@ -163,7 +163,7 @@ async fn wizard_plan(
         AskedPlan::Failed(e) => Err(e.clone()),
         other => panic!("{other:?}"),
     };
-    (plan, w.form.guards.shown.clone())
+    (plan, w.guards.shown.clone())
 }
 
 /// `provision --context CLUSTER --role ROLE --provider PROVIDER --plan`, as commands/provision.rs

@@ -8,7 +8,6 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::{ActionChoice, ActionRun};
 use crate::app::keymap::{self, KeyContext};
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};

@@ -15,7 +15,7 @@ use crate::app::action::Effect;
 use crate::app::actions::{ActionChoice, ActionRun, MenuOpened, fix_menu};
 use crate::app::binding::{Binding, Key, Move, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, gate_step, reread_guards};
+use crate::app::plan_keys::{refresh_step, reread_guards};
 use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::EtcdAction;
@@ -113,11 +113,11 @@ impl PlanOperation for ChoicePlan {
     }
 
     /// `r`: the cluster polled, and a node plan's survey read again.
-    fn refresh(screen: &mut ActionsScreen, shared: &Shared) -> Step {
+    fn refresh(screen: &mut ActionsScreen, _: &Shared) -> Step {
         let Some(plan) = screen.plan.as_mut() else {
             return Step::default();
         };
-        let mut step = gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly);
+        let mut step = refresh_step(&plan.cluster);
         if let ChoicePlan::Node { plan, .. } = &plan.plan {
             step.effects.push(survey_task(plan));
         }

@@ -9,7 +9,6 @@ use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use super::{ActionsScreen, ChoicePlan, ChoicePlanScreen};
 use crate::app::actions::ActionMenu;
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::capi_doctor::FixPlan;

@@ -11,7 +11,6 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{FleetChange, ScreenNews};
 use crate::app::state::AppState;

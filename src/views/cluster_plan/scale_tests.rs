@@ -10,7 +10,6 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect, PollerCommand};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;

@@ -7,7 +7,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Asked, ClusterPlanHolder, Planned};
-use crate::app::plan_screen::GuardedPlan;
 use crate::capi_scale::PreparedScale;
 use crate::printable::line as printable;
 use crate::tui::Role;

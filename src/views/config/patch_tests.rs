@@ -7,7 +7,6 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::app::action::{Action, AppEvent};
 use crate::app::keymap::{self, KeyContext};
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::Pane;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;

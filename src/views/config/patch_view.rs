@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::patch::{Field, PatchWizard, Targets, mode_words, targets_name};
-use crate::app::plan_screen::{GuardedPlan, PlanHolder};
+use crate::app::plan_screen::PlanHolder;
 use crate::printable::line as printable;
 use crate::tui::{Look, Role};
 use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, SummaryPlan};

@@ -1,16 +1,15 @@
 //! The create screen (`n` on the fleet): the new cluster's request and the plan the CLI's own
 //! planner makes of it with its guards; the approved create runs on the console's one runner
 //! and shows on the one progress screen (where `y` / `n` answer the maintenance fingerprints
-//! it asks about). The request in `wizard`, the keys in `keys`, the pure update step (what
-//! the create says of itself to the one wizard shell, `views::wizard`, and its fields to the
-//! wizards' one form, `views::form`) in `update`, the drawing in `view`; the console reads the
-//! journals and plans (`console::run_create`).
+//! it asks about). The request in `wizard`, its keys and pure update step (what the create
+//! says of itself as a wizard on the one plan screen, `views::wizard`) in `update`, the
+//! drawing in `view` and `plan`; the console reads the journals and plans
+//! (`console::run_create`).
 use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
-use crate::views::wizard::WizardScreen;
+use crate::views::plan::PlanScreen;
 
-mod keys;
 mod plan;
 mod update;
 mod view;
@@ -21,8 +20,8 @@ pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "create";
 
-/// The create screen: the wizard on the one wizard shell.
-pub type CreateScreen = WizardScreen<CreateWizard>;
+/// The create screen: the wizard on the one plan screen.
+pub type CreateScreen = PlanScreen<CreateWizard>;
 
 /// IO the screen asks of the console.
 #[derive(Debug, Clone)]

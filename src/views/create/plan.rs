@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::CreateWizard;
 use crate::app::help::wrap_words;
+use crate::app::plan_screen::PlanHolder;
 use crate::cluster_lifecycle::CreatePlan;
 use crate::views::Look;
 use crate::views::plan::{NoPlanYet, WizardPlan};
@@ -19,7 +20,13 @@ const NO_PLAN: NoPlanYet = NoPlanYet {
 
 /// The plan of `w` with its guards: its rows wrapped to the pane, each continuation under its
 /// value; the guards give way to the plan (down to three rows) so every plan line shows.
-pub(super) fn draw(w: &CreateWizard, readonly: bool, look: &Look, area: Rect, buf: &mut Buffer) {
+pub(super) fn draw(
+    w: &PlanHolder<CreateWizard>,
+    readonly: bool,
+    look: &Look,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let title = match &w.resuming {
         Some(u) if u.cluster == w.name => format!("Create {} (resuming its journal)", w.name),
         _ => format!("Create {}", w.name),
@@ -34,7 +41,7 @@ pub(super) fn draw(w: &CreateWizard, readonly: bool, look: &Look, area: Rect, bu
     };
     let plan = WizardPlan::of(title, &w.form.plan, w, &NO_PLAN, rows, look);
     let guard_rows = match plan.checks {
-        Ok(_) => guards_height(w.form.guards.shown.len(), plan.lines.len(), area.height),
+        Ok(_) => guards_height(w.guards.shown.len(), plan.lines.len(), area.height),
         Err(_) => 0,
     };
     let [head, plan_area, guards_area, last_area] = area.layout(&Layout::vertical([

@@ -7,7 +7,7 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::message::Level;
-use crate::app::plan_screen::AskedPlan;
+use crate::app::plan_screen::{AskedPlan, PlanHolder};
 use crate::app::screen::Screen;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{console_of, discovered, press};
@@ -52,9 +52,9 @@ fn screen(state: &AppState) -> &CreateScreen {
     state.screens.find().expect("the create screen")
 }
 
-fn wizard_of(state: &mut AppState) -> &mut CreateWizard {
+fn wizard_of(state: &mut AppState) -> &mut PlanHolder<CreateWizard> {
     let screen: &mut CreateScreen = state.screens.find_mut().expect("the create screen");
-    screen.wizard.as_mut().expect("the wizard")
+    screen.plan.as_mut().expect("the wizard")
 }
 
 /// The create task an effect asks for.
@@ -214,10 +214,10 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     let mut s = wizard();
     type_field(&mut s, CreateField::Name, "lab");
     let p = planned(&mut s, 2);
-    assert!(screen(&s).on_plan(), "the plan shows");
+    assert!(wizard_of(&mut s).form.guards_focused, "the plan shows");
     let w = wizard_of(&mut s);
     assert_eq!(
-        w.form.guards.shown[0].verdict,
+        w.guards.shown[0].verdict,
         crate::guards::Verdict::Warn,
         "worst first"
     );
@@ -247,7 +247,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     press(&mut s, KeyCode::Esc);
     wizard_of(&mut s).form.field = CreateField::ControlPlanes;
     key(&mut s, '+');
-    assert!(wizard_of(&mut s).form.guards.acks.is_empty());
+    assert!(wizard_of(&mut s).guards.acks.is_empty());
     assert_eq!(wizard_of(&mut s).form.plan, AskedPlan::None);
 }
 
@@ -298,7 +298,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         Screen::Module("progress"),
         "the one progress screen"
     );
-    assert!(screen(&s).wizard.is_none(), "the wizard closed");
+    assert!(screen(&s).plan.is_none(), "the wizard closed");
     assert!(s.operation_running());
     // The runner's events at `at`, as the console's runner tells them.
     let run = |s: &mut AppState, events: Vec<ProgressEvent>, at| {

@@ -1,56 +1,88 @@
-//! The create wizard's update step: what it says of itself to the one wizard shell
-//! (`views::wizard`: its plan apart from the request, the CLI's own planner asked for it, the
-//! approved create run on the one runner) and of its fields to the wizards' one form; an
-//! unfinished create's journal fills the wizard so its run resumes. Pure: IO is asked for as
-//! screen tasks and answered as news.
+//! The create wizard's keys as data and its update step: what it says of itself as a wizard on
+//! the one plan screen (`views::wizard`: its fields, its plan apart from the request, the CLI's
+//! own planner asked for it, the approved create run on the one runner); an unfinished
+//! create's journal fills the wizard so its run resumes. Pure: IO is asked for as screen tasks
+//! and answered as news.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys;
 use super::{
     CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, MAX_CONTROLPLANES,
     MAX_WORKERS, NAME,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::Binding;
+use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
+use crate::app::plan_screen::{GuardReading, PlanHolder};
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
+use crate::approval::MutatingAction;
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
 use crate::guards::Guard;
-use crate::operation::OperationKind;
 use crate::tui::Look;
-use crate::views::form::{self, FieldKind, Form, FormField, FormKey, FormState, cycled, field};
+use crate::views::form::{self, FieldKind, FormField, FormKey, FormState, cycled, field};
 use crate::views::wizard::WizardKind;
 
 /// Every typed field's prompt on the input line.
 const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
 
+/// The request's keys (`n` on the fleet opens it: the shell's table; the plan's keys are the
+/// one gate's).
+#[rustfmt::skip]
+static KEYS: &[Binding<FormKey, CreateScreen>] = &[
+    bind(&[Key::char('l'), Key::RIGHT], FormKey::NextValue, "next value of the field (typed fields: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], FormKey::PreviousValue, "previous value of the field"),
+    bind(&[Key::char('+')], FormKey::More, "one more (control planes, workers)"),
+    bind(&[Key::char('-')], FormKey::Less, "one fewer (control planes, workers)"),
+    bind(&[Key::char('e')], FormKey::Edit, "type the field's value (name, versions, endpoint, patches)").footer("edit"),
+    bind(&[Key::ENTER], FormKey::MakePlan, "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
+    bind(&[Key::ESC], FormKey::Back, "close the wizard").footer("back"),
+];
+
 fn task(task: CreateTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-/// What the create says of itself to the one wizard shell: its plan apart from the request,
-/// the journals killed runs left read when it opens, its plan and guards as news.
+/// What the create says of itself as a wizard: its plan apart from the request, made by the
+/// CLI's own planner with its guards; the journals killed runs left read when it opens; its
+/// fields' rows and kinds, the counts within the CLI's bounds, the choices Left/Right cycle.
 impl WizardKind for CreateWizard {
     const NAME: ScreenName = NAME;
-    const OPERATION: OperationKind = OperationKind::Create;
+    const TITLE: &'static str = "Create a cluster (n on the fleet)";
     const PLAN_APART: bool = true;
     const HOME: Screen = Screen::Fleet;
     const OF_CLUSTER_IN_USE: bool = false;
     const CLOSED: &'static str = "No create wizard open. n on the fleet opens it.";
+    const MAKE: &'static str = "Enter makes the plan";
+    #[rustfmt::skip]
+    const FIELDS: &'static [FormField<CreateField>] = &[
+        field(CreateField::Name, "Name", VALUE),
+        field(CreateField::Provider, "Provider", FieldKind::Choice),
+        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES }),
+        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS }),
+        field(CreateField::Talos, "Talos", VALUE),
+        field(CreateField::Kubernetes, "Kubernetes", VALUE),
+        field(CreateField::Endpoint, "Endpoint", VALUE),
+        field(CreateField::Delivery, "Delivery", FieldKind::Choice),
+        field(CreateField::Patches, "Patches", VALUE),
+    ];
+    const ACTION: fn(&CreatePlan) -> MutatingAction = CreatePlan::action;
+    const RUN: fn(Box<CreatePlan>) -> ActionRun = ActionRun::Create;
+    type Field = CreateField;
+    type Plan = CreatePlan;
     type News = CreateNews;
 
-    fn title(on_plan: bool) -> &'static str {
-        match on_plan {
-            false => "Create a cluster (n on the fleet)",
-            true => "Create plan and guards",
-        }
+    fn keys() -> &'static [Binding<FormKey, CreateScreen>] {
+        KEYS
     }
 
-    fn keys(on_plan: bool) -> &'static [Binding<FormKey, CreateScreen>] {
-        keys::of(on_plan)
+    fn form(&self) -> &FormState<CreateField, CreatePlan> {
+        &self.form
+    }
+
+    fn form_mut(&mut self) -> &mut FormState<CreateField, CreatePlan> {
+        &mut self.form
     }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
@@ -66,80 +98,30 @@ impl WizardKind for CreateWizard {
         Ok((CreateWizard::new(providers, offered_talos_releases()), step))
     }
 
-    fn on_news(&mut self, news: &CreateNews, _: &Shared) -> (bool, Step) {
+    fn cluster(&self) -> &str {
+        self.name.trim()
+    }
+
+    fn on_news(h: &mut PlanHolder<Self>, news: &CreateNews, shared: &Shared) -> (bool, Step) {
         match news {
-            CreateNews::Unfinished { found, errors } => (true, self.on_unfinished(found, errors)),
+            CreateNews::Unfinished { found, errors } => (true, h.on_unfinished(found, errors)),
             CreateNews::Planned { asked, result } => {
-                self.on_planned(*asked, result.clone());
+                let (result, guards) = match result.clone() {
+                    Ok((plan, guards)) => (Ok(plan), guards),
+                    Err(e) => (Err(e), Vec::new()),
+                };
+                if h.form.answer(*asked, result) {
+                    h.plan.guards = guards;
+                    h.evaluate_guards(&shared.guards.guard_reading(&h.cluster));
+                }
                 (true, Step::default())
             }
         }
     }
 
-    fn run(&self) -> Option<ActionRun> {
-        let plan = self.form.plan.ready()?;
-        Some(ActionRun::Create(Box::new(plan.clone())))
-    }
-
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(self, area, buf, shared, look);
-    }
-}
-
-impl CreateWizard {
-    /// The plan and guards asked for as `asked`; an older answer is dropped.
-    fn on_planned(&mut self, asked: u64, result: Result<(Box<CreatePlan>, Vec<Guard>), String>) {
-        let (result, guards) = match result {
-            Ok((plan, guards)) => (Ok(plan), guards),
-            Err(e) => (Err(e), Vec::new()),
-        };
-        if self.form.answer(asked, result) {
-            self.form.guards.set(guards);
-        }
-    }
-
-    /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
-    fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
-        let mut message = errors.first().map(|e| Message::error(e.clone()));
-        self.unfinished = found.to_vec();
-        if self.name.is_empty()
-            && let Some(u) = self.unfinished.first().cloned()
-        {
-            self.take_request(&u.request);
-            message = Some(Message::warn(format!(
-                "a create of {} was stopped; Enter plans it again and its run resumes",
-                u.cluster
-            )));
-            self.resuming = Some(u);
-        }
-        Step {
-            message,
-            ..Step::default()
-        }
-    }
-}
-
-/// The wizard's request as a form: its fields' rows and kinds, the counts within the CLI's
-/// bounds, the choices Left/Right cycle, the plan asked of the CLI's own planner.
-impl Form for CreateWizard {
-    type Field = CreateField;
-    type Plan = CreatePlan;
-
-    #[rustfmt::skip]
-    const FIELDS: &'static [FormField<CreateField>] = &[
-        field(CreateField::Name, "Name", VALUE),
-        field(CreateField::Provider, "Provider", FieldKind::Choice),
-        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES }),
-        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS }),
-        field(CreateField::Talos, "Talos", VALUE),
-        field(CreateField::Kubernetes, "Kubernetes", VALUE),
-        field(CreateField::Endpoint, "Endpoint", VALUE),
-        field(CreateField::Delivery, "Delivery", FieldKind::Choice),
-        field(CreateField::Patches, "Patches", VALUE),
-    ];
-
-    fn form(&mut self) -> &mut FormState<CreateField, CreatePlan> {
-        &mut self.form
+    /// The planner evaluated them with the plan; a new plan reads them again.
+    fn guards_over(&self, _: &GuardReading<'_>) -> Vec<Guard> {
+        self.guards.clone()
     }
 
     fn count(&mut self, field: CreateField) -> Option<&mut usize> {
@@ -207,5 +189,31 @@ impl Form for CreateWizard {
             "{} has a create journal: its request is filled in, and its run resumes",
             u.cluster
         )))
+    }
+
+    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        super::view::draw(h, area, buf, shared, look);
+    }
+}
+
+impl CreateWizard {
+    /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
+    fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
+        let mut message = errors.first().map(|e| Message::error(e.clone()));
+        self.unfinished = found.to_vec();
+        if self.name.is_empty()
+            && let Some(u) = self.unfinished.first().cloned()
+        {
+            self.take_request(&u.request);
+            message = Some(Message::warn(format!(
+                "a create of {} was stopped; Enter plans it again and its run resumes",
+                u.cluster
+            )));
+            self.resuming = Some(u);
+        }
+        Step {
+            message,
+            ..Step::default()
+        }
     }
 }

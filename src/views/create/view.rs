@@ -7,18 +7,26 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::{CreateField, CreateWizard};
+use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::Shared;
 use crate::cluster_lifecycle::Delivery;
 use crate::cluster_lifecycle::planner::versions;
 use crate::tui::Role;
-use crate::views::form::{Form, FormField, provider_value, render_request};
+use crate::views::form::{FormField, provider_value, render_request};
+use crate::views::wizard::WizardKind;
 use crate::views::{Look, fit};
 
 /// The plan while its guards have the keys, else the request.
-pub(super) fn draw(w: &CreateWizard, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-    match w.form.guards_focused {
-        true => super::plan::draw(w, shared.readonly, look, area, buf),
-        false => draw_form(w, look, area, buf),
+pub(super) fn draw(
+    h: &PlanHolder<CreateWizard>,
+    area: Rect,
+    buf: &mut Buffer,
+    shared: &Shared,
+    look: &Look,
+) {
+    match h.form.guards_focused {
+        true => super::plan::draw(h, shared.readonly, look, area, buf),
+        false => draw_form(h, look, area, buf),
     }
 }
 

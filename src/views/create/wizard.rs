@@ -1,9 +1,9 @@
 //! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
 //! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
-//! it. Plain data; `update` changes it through the wizards' one form (`views::form`).
-use crate::app::plan_screen::{GuardReading, GuardedPlan};
+//! it. Plain data; `update` changes it as the one wizard (`views::wizard`) steps it.
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
-use crate::views::form::{FormState, ProviderChoice, form_guards};
+use crate::guards::Guard;
+use crate::views::form::{FormState, ProviderChoice};
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
@@ -42,8 +42,10 @@ pub struct CreateWizard {
     pub delivery: Delivery,
     /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
     pub patches: String,
-    /// The focused field, the plan asked for the request and its guards.
+    /// The focused field and the plan asked for the request.
     pub form: FormState<CreateField, CreatePlan>,
+    /// The guards the CLI's own planner evaluated with the plan.
+    pub guards: Vec<Guard>,
     /// The creates killed runs left, as read when the wizard opened.
     pub unfinished: Vec<UnfinishedCreate>,
     /// The unfinished create the fields were taken from (its run resumes from the journal).
@@ -65,6 +67,7 @@ impl CreateWizard {
             delivery: Delivery::default(),
             patches: String::new(),
             form: FormState::new(CreateField::Name),
+            guards: Vec::new(),
             unfinished: Vec::new(),
             resuming: None,
         }
@@ -106,17 +109,6 @@ impl CreateWizard {
         self.delivery = request.delivery;
         self.patches = patch_text(&request.patches);
     }
-}
-
-impl GuardedPlan for CreateWizard {
-    form_guards!("Enter makes the plan");
-
-    fn cluster(&self) -> &str {
-        self.name.trim()
-    }
-
-    /// The planner evaluated them with the plan; a new plan reads them again.
-    fn read_guards(&mut self, _: &GuardReading<'_>) {}
 }
 
 /// The patch field's text as the CLI's three patch flags.

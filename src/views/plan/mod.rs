@@ -18,9 +18,9 @@ pub(super) use super::plan_parts::{NoPlanYet, WizardPlan};
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, approved_step, explain_step, gate_step};
-use crate::app::plan_keys::{list_move, reread_guards};
-use crate::app::plan_screen::{GuardedPlan, PlanHolder, PlanSubject};
+use crate::app::plan_keys::{ack_step, acknowledge_step, approved_step, explain_step};
+use crate::app::plan_keys::{list_move, refresh_step, reread_guards, start_step};
+use crate::app::plan_screen::{PlanHolder, PlanSubject};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
@@ -32,6 +32,8 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     const NAME: ScreenName;
     /// Its section's title in `?`.
     const TITLE: &'static str;
+    /// Whether it shows the cluster in use.
+    const OF_CLUSTER_IN_USE: bool = true;
     /// What the screen keeps beyond its plan: across plans, or before one (a menu, a count).
     type Kept: Debug + Clone + Default + Send + Sync;
     /// The operation's own key intents.
@@ -46,8 +48,19 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     ) -> Result<Step, Message>;
     /// One of its own keys.
     fn on_key(screen: &mut PlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
-    /// News from its IO task: whether it changed what the screen shows, and the step.
-    fn on_news(screen: &mut PlanScreen<Self>, news: &ScreenNews, shared: &Shared) -> bool;
+    /// News from its IO task: whether it changed what the screen shows.
+    fn on_news(_screen: &mut PlanScreen<Self>, _news: &ScreenNews, _shared: &Shared) -> bool {
+        false
+    }
+    /// News that asks something of the shell too: whether it changed what the screen shows,
+    /// and the step.
+    fn on_news_step(
+        screen: &mut PlanScreen<Self>,
+        news: &ScreenNews,
+        shared: &Shared,
+    ) -> (bool, Step) {
+        (Self::on_news(screen, news, shared), Step::default())
+    }
     /// Enter on the input line one of its own keys asked for.
     fn on_input(_screen: &mut PlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
         Step::default()
@@ -56,6 +69,11 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     /// are the only ones then.
     fn before_plan(_screen: &PlanScreen<Self>) -> bool {
         false
+    }
+    /// Whether the move keys move through its list (or guards) now: once its plan shows,
+    /// unless it says (a form's fields before its plan).
+    fn moves(screen: &PlanScreen<Self>) -> bool {
+        !Self::before_plan(screen)
     }
     /// A character typed that no table binds, and what it is typed into (keys, help), while
     /// the screen takes one.
@@ -75,11 +93,8 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
         None
     }
     /// `r`: the plan's cluster polled now (an operation that reads its plan reads it again).
-    fn refresh(screen: &mut PlanScreen<Self>, shared: &Shared) -> Step {
-        match screen.plan.as_mut() {
-            Some(plan) => gate_step(plan, GateKey::Refresh, shared.page(), shared.readonly),
-            None => Step::default(),
-        }
+    fn refresh(screen: &mut PlanScreen<Self>, _shared: &Shared) -> Step {
+        (screen.plan.as_ref()).map_or_else(Step::default, |plan| refresh_step(&plan.cluster))
     }
     /// Esc on the plan: it closes with the screen (a wizard's goes back to its form).
     fn back(screen: &mut PlanScreen<Self>) -> Step {
@@ -122,9 +137,11 @@ impl<K: PlanOperation> Default for PlanScreen<K> {
 /// The keys every plan answers alike once it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Common {
-    Gate(GateKey),
     /// The selected guard explained, or the plan's own selected row.
     Explain,
+    /// The acknowledgement a guard needs, typed on the input line.
+    Acknowledge,
+    Start,
     Refresh,
     Back,
 }
@@ -134,8 +151,8 @@ enum Common {
 #[rustfmt::skip]
 static GATE: &[Binding<Common, bool>] = &[
     bind(&[Key::char('?')], Common::Explain, "why: what the selected guard (or row) checks or does").footer("why"),
-    bind(&[Key::char('a')], Common::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_pending),
-    bind(&[Key::char('s')], Common::Gate(GateKey::Start), "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('a')], Common::Acknowledge, "type the acknowledgement a guard needs").footer("ack").offered(ack_pending),
+    bind(&[Key::char('s')], Common::Start, "start (refused while a guard blocks; asks for the name)").footer("start"),
     bind(&[Key::char('r')], Common::Refresh, "read the cluster (and the plan) again").footer("refresh"),
     bind(&[Key::ESC], Common::Back, "close the plan").footer("back"),
 ];
@@ -151,11 +168,9 @@ impl<K: PlanOperation> PlanScreen<K> {
             return Step::default();
         };
         match key {
-            Common::Gate(key) => gate_step(plan, key, shared.page(), shared.readonly),
-            Common::Explain => {
-                let item = plan.plan.explain();
-                explain_step(plan, item, shared)
-            }
+            Common::Explain => explain_step(plan, plan.plan.explain()),
+            Common::Acknowledge => acknowledge_step(plan),
+            Common::Start => start_step(plan, shared.readonly),
             Common::Refresh => K::refresh(self, shared),
             Common::Back => K::back(self),
         }
@@ -165,7 +180,7 @@ impl<K: PlanOperation> PlanScreen<K> {
     fn moved(&mut self, to: crate::app::binding::Move, shared: &Shared) -> Step {
         if let Some(plan) = self.plan.as_mut() {
             let list = plan.plan.list();
-            if let Some(at) = list_move(plan, to, list, shared) {
+            if let Some(at) = list_move(plan, to, list, shared.page()) {
                 plan.plan.select(at);
             }
         }
@@ -194,22 +209,20 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
         lines.extend(key_lines(K::own_keys(self), self));
         if !K::before_plan(self) {
-            let ack = self
-                .plan
-                .as_ref()
-                .is_some_and(|p| GuardedPlan::ack_prompt(p).is_some());
+            let ack = self.plan.as_ref().is_some_and(|p| p.ack_prompt().is_some());
             lines.extend(key_lines(GATE, &ack));
+        }
+        if K::moves(self) {
             lines.extend(key_lines(MOVE_KEYS, &()));
         }
         lines
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        let gate = !K::before_plan(self);
+        let gate = !K::before_plan(self) && intent(GATE, event).is_some();
+        let moves = K::moves(self) && intent(MOVE_KEYS, event).is_some();
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
-        typing
-            || intent(K::own_keys(self), event).is_some()
-            || (gate && (intent(GATE, event).is_some() || intent(MOVE_KEYS, event).is_some()))
+        typing || intent(K::own_keys(self), event).is_some() || gate || moves
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
@@ -224,13 +237,11 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
         }
-        if !K::before_plan(self) {
-            if let Some(to) = intent(MOVE_KEYS, event) {
-                return self.moved(*to, shared);
-            }
-            if let Some(key) = intent(GATE, event) {
-                return self.common(*key, shared);
-            }
+        if let Some(to) = intent(MOVE_KEYS, event).filter(|_| K::moves(self)) {
+            return self.moved(*to, shared);
+        }
+        if let Some(key) = intent(GATE, event).filter(|_| !K::before_plan(self)) {
+            return self.common(*key, shared);
         }
         match typed_char(event).filter(|_| K::typing(self).is_some()) {
             Some(c) => K::on_char(self, c),
@@ -238,8 +249,8 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
     }
 
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        K::on_news(self, news, shared)
+    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> (bool, Step) {
+        K::on_news_step(self, news, shared)
     }
 
     /// A poller report of its plan's cluster or of the Cluster API: its guards read again.
@@ -275,7 +286,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
     }
 
     fn of_cluster_in_use(&self) -> bool {
-        true
+        K::OF_CLUSTER_IN_USE
     }
 
     fn home(&self) -> Screen {

@@ -3,7 +3,6 @@
 //! waiting for its typed acknowledgement, the acknowledgements reaching the runner's effect, and
 //! `?` on a guard.
 use super::*;
-use crate::app::plan_screen::GuardedPlan;
 use crate::guards::{GuardId, Verdict as GuardVerdict};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
 
@@ -32,7 +31,7 @@ fn planned_control_plane() -> AppState {
 
 fn verdict_of(s: &AppState, id: GuardId) -> GuardVerdict {
     let w = wizard_of(s);
-    let shown = &w.form.guards.shown;
+    let shown = &w.guards.shown;
     shown.iter().find(|g| g.id == id).unwrap().verdict
 }
 
@@ -60,17 +59,16 @@ fn acknowledge(s: &mut AppState, text: &str) {
 fn the_plans_guards_are_the_commands_list_over_live_status() {
     let s = planned(2);
     let w = wizard_of(&s);
-    let ids: Vec<GuardId> = w.form.guards.shown.iter().map(|g| g.id).collect();
+    let ids: Vec<GuardId> = w.guards.shown.iter().map(|g| g.id).collect();
     assert_eq!(ids.len(), GuardId::PROVISION.len(), "{ids:?}");
     assert!(GuardId::PROVISION.iter().all(|id| ids.contains(id)));
     assert!(
-        w.form
-            .guards
+        w.guards
             .shown
             .iter()
             .all(|g| g.verdict == GuardVerdict::Pass),
         "{:?}",
-        w.form.guards.shown
+        w.guards.shown
     );
     assert_eq!(w.start_refused(), None);
 }
@@ -81,11 +79,7 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
     update(&mut s, etcd_event(3, 2));
     assert_eq!(verdict_of(&s, GuardId::JoinQuorum), GuardVerdict::Fail);
     let w = wizard_of(&s);
-    assert_eq!(
-        w.form.guards.shown[0].id,
-        GuardId::JoinQuorum,
-        "worst first"
-    );
+    assert_eq!(w.guards.shown[0].id, GuardId::JoinQuorum, "worst first");
     let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
@@ -120,7 +114,7 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
     let mut s = planned_control_plane();
     assert_eq!(verdict_of(&s, GuardId::OddMembers), GuardVerdict::Warn);
     let w = wizard_of(&s);
-    assert_eq!(w.form.guards.ack_prompt(), Some(EVEN_MEMBERS_ACK));
+    assert_eq!(w.guards.ack_prompt(), Some(EVEN_MEMBERS_ACK));
     let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
@@ -134,17 +128,17 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
         "{}",
         message(&s)
     );
-    assert!(wizard_of(&s).form.guards.acks.is_empty());
+    assert!(wizard_of(&s).guards.acks.is_empty());
 
     acknowledge(&mut s, EVEN_MEMBERS_ACK);
     let w = wizard_of(&s);
-    assert_eq!(w.form.guards.missing_ack(), None);
+    assert_eq!(w.guards.missing_ack(), None);
     assert_eq!(w.start_refused(), None);
     gated(press(&mut s, KeyCode::Char('s')));
 
     // A changed field drops the plan and the acknowledgements typed for it.
     press(&mut s, KeyCode::Char('+'));
-    assert!(wizard_of(&s).form.guards.acks.is_empty());
+    assert!(wizard_of(&s).guards.acks.is_empty());
 }
 
 #[test]
@@ -179,8 +173,8 @@ fn question_mark_on_a_guard_explains_it_as_the_upgrade_plan_does() {
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Down);
     let w = wizard_of(&s);
-    let second = w.form.guards.shown[1].clone();
-    assert_eq!(w.form.guards.selected, Some(second.id));
+    let second = w.guards.shown[1].clone();
+    assert_eq!(w.guards.selected, Some(second.id));
     assert_eq!(w.form.field, Field::Provider, "the fields keep their place");
     press(&mut s, KeyCode::Char('?'));
     let Some(Overlay::Explain { title, text, .. }) = &s.overlay else {

@@ -1,17 +1,16 @@
 //! The provision wizard (`p` on a cluster, `:provision`): the request's fields (provider,
 //! role, template or OneFlow service, count, name pattern) and the plan the headless
-//! command's planner makes of it, with its guards behind the plan screens' one gate. The
-//! request and plan here, the keys and pure update step in `update`, the drawing in `view`;
+//! command's planner makes of it, with its guards behind the plan screens' one gate (a wizard
+//! on the one plan screen, `views::wizard`). The request and plan here, the keys and pure
+//! update step in `update`, the drawing in `view`;
 //! the console lists the sources and makes the plan (`console::run_provision_wizard`), and
 //! the approved run goes to the one runner and progress screen (`app::provision`).
-use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan};
 use crate::app::screens::ScreenName;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 pub use crate::provision::SourceChoice;
-use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::views::form::{FormState, ProviderChoice, form_guards};
-use crate::views::wizard::WizardScreen;
+use crate::views::form::{FormState, ProviderChoice};
+use crate::views::plan::PlanScreen;
 
 mod update;
 mod view;
@@ -55,8 +54,8 @@ pub struct Wizard {
     pub source: usize,
     pub count: usize,
     pub pattern: String,
-    /// The focused field, the plan asked for the request, and its guards over live status as
-    /// `provision --plan` prints them (the same list the headless command checks).
+    /// The focused field and the plan asked for the request (its guards over live status as
+    /// `provision --plan` prints them, the same list the headless command checks).
     pub form: FormState<Field, ProvisionPlan>,
     /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
     pub machine_config_endpoint: Option<String>,
@@ -118,39 +117,8 @@ impl Wizard {
     }
 }
 
-impl GuardedPlan for Wizard {
-    form_guards!("Enter makes the plan, s then provisions");
-
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-
-    /// The list `provision --plan` prints, over the fleet model's live status.
-    fn read_guards(&mut self, reading: &GuardReading<'_>) {
-        let live = reading.live.filter(|l| l.has_data());
-        let guards = match (&self.form.plan, live) {
-            (AskedPlan::Ready(plan), Some(live)) => {
-                let addresses = reading
-                    .discovered
-                    .map(cluster_addresses)
-                    .unwrap_or_default();
-                guards_over_status(
-                    plan,
-                    reading.config,
-                    &addresses,
-                    &live.status,
-                    self.machine_config_endpoint.as_deref(),
-                    reading.capi_owner,
-                )
-            }
-            _ => Vec::new(),
-        };
-        self.form.guards.set(guards);
-    }
-}
-
-/// The provision wizard's screen: the wizard on the one wizard shell.
-pub type ProvisionScreen = WizardScreen<Wizard>;
+/// The provision wizard's screen: the wizard on the one plan screen.
+pub type ProvisionScreen = PlanScreen<Wizard>;
 
 /// IO the wizard asks of the console.
 #[derive(Debug, Clone)]

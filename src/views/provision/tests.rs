@@ -13,6 +13,7 @@ use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
 use crate::app::plan_keys::ACK_PROMPT;
+use crate::app::plan_screen::{AskedPlan, PlanHolder};
 use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::ScreenNews;
@@ -108,8 +109,8 @@ fn screen_of(s: &AppState) -> &ProvisionScreen {
     s.screens.find::<ProvisionScreen>().unwrap()
 }
 
-fn wizard_of(s: &AppState) -> &Wizard {
-    screen_of(s).wizard.as_ref().unwrap()
+fn wizard_of(s: &AppState) -> &PlanHolder<Wizard> {
+    screen_of(s).plan.as_ref().unwrap()
 }
 
 /// The wizard's task among `effects`.
@@ -433,12 +434,12 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     );
     let vms: Vec<&str> = progress.steps.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(vms, ["lab-worker-1", "lab-worker-2"]);
-    assert!(screen_of(&s).wizard.is_none());
+    assert!(screen_of(&s).plan.is_none());
     // While it runs, p shows it rather than a new wizard, and quitting asks first.
     s.screen = Screen::Cluster(Pane::Nodes);
     update(&mut s, Action::OpenProvision);
     assert_eq!(s.screen, Screen::Module("progress"));
-    assert!(screen_of(&s).wizard.is_none());
+    assert!(screen_of(&s).plan.is_none());
     update(&mut s, Action::Quit);
     let question = s.quit_question.clone().unwrap();
     assert!(question.contains("a provision"), "{question}");

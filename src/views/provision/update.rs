@@ -1,7 +1,7 @@
-//! The provision wizard's keys as data, and its pure update step: what it says of itself to
-//! the one wizard shell (`views::wizard`: its plan beside the request, asked of the provider,
-//! the approved provision run on the one runner) and of its fields to the wizards' one form.
-//! IO is asked for as screen tasks and answered as news.
+//! The provision wizard's keys as data, and its pure update step: what it says of itself as a
+//! wizard on the one plan screen (`views::wizard`: its fields, its plan beside the request,
+//! asked of the provider, its guards over live status, the approved provision run on the one
+//! runner). IO is asked for as screen tasks and answered as news.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -12,19 +12,22 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, reread_guards};
+use crate::app::plan_screen::{AskedPlan, GuardReading, PlanHolder};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
+use crate::approval::MutatingAction;
 use crate::config::MachineRole;
-use crate::operation::OperationKind;
+use crate::guards::Guard;
+use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::tui::Look;
 use crate::views::form::{
-    self, FieldKind, Form, FormField, FormKey, FormState, ProviderChoice, cycled, field,
+    self, FieldKind, FormField, FormKey, FormState, ProviderChoice, cycled, field,
 };
 use crate::views::wizard::WizardKind;
 
+/// The request's keys; the plan's beside them (`a`, `s`, `r`, `?`, Esc) are the one gate's.
 #[rustfmt::skip]
 static KEYS: &[Binding<FormKey, ProvisionScreen>] = &[
     bind(&[Key::char('l'), Key::RIGHT], FormKey::NextValue, "next value of the field (Names: edit)").footer("change"),
@@ -32,36 +35,50 @@ static KEYS: &[Binding<FormKey, ProvisionScreen>] = &[
     bind(&[Key::char('+')], FormKey::More, "one VM more"),
     bind(&[Key::char('-')], FormKey::Less, "one VM fewer"),
     bind(&[Key::TAB], FormKey::Focus, "switch between the request's fields and the plan's guards").footer("focus"),
-    bind(&[Key::char('a')], FormKey::Gate(GateKey::Acknowledge), "type the acknowledgement a warning needs").footer("ack"),
-    bind(&[Key::char('r')], FormKey::Gate(GateKey::Refresh), "poll the cluster now (the guards follow its status)"),
     bind(&[Key::char('n')], FormKey::Edit, "type the name pattern ({cluster}, {role}, {n})"),
     bind(&[Key::ENTER], FormKey::MakePlan, "make the plan (asks the provider, checks the machine config)").footer("plan"),
-    bind(&[Key::char('s')], FormKey::Gate(GateKey::Start), "provision the plan (asks for the cluster name)").footer("start"),
-    bind(&[Key::ESC], FormKey::Back, "close the wizard").footer("back"),
-    bind(&[Key::char('?')], FormKey::Explain, "explain the selected guard (Tab to the guards; else help)").footer("why"),
 ];
 
 fn task(task: ProvisionTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-/// What the provision says of itself to the one wizard shell: its plan beside the request,
-/// opened on a cluster with its sources asked for, the sources and the plan as news.
+/// What the provision says of itself as a wizard: its plan beside the request, asked of the
+/// headless command's planner, opened on a cluster with its sources asked for, the sources and
+/// the plan as news; its fields' rows and kinds, the count within [`MAX_COUNT`], the provider,
+/// role and source Left/Right cycle.
 impl WizardKind for Wizard {
     const NAME: ScreenName = NAME;
-    const OPERATION: OperationKind = OperationKind::Provision;
+    const TITLE: &'static str = "Provision wizard (p, :provision)";
     const PLAN_APART: bool = false;
     const HOME: Screen = Screen::Cluster(Pane::Nodes);
     const OF_CLUSTER_IN_USE: bool = true;
     const CLOSED: &'static str = "No provision wizard open. p opens it from a cluster.";
+    const MAKE: &'static str = "Enter makes the plan, s then provisions";
+    #[rustfmt::skip]
+    const FIELDS: &'static [FormField<Field>] = &[
+        field(Field::Provider, "Provider", FieldKind::Choice),
+        field(Field::Role, "Role", FieldKind::Choice),
+        field(Field::Source, "Source", FieldKind::Choice),
+        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT }),
+        field(Field::Names, "Names", FieldKind::Text { prompt: "names> " }),
+    ];
+    const ACTION: fn(&ProvisionPlan) -> MutatingAction = ProvisionPlan::action;
+    const RUN: fn(Box<ProvisionPlan>) -> ActionRun = ActionRun::Provision;
+    type Field = Field;
+    type Plan = ProvisionPlan;
     type News = ProvisionNews;
 
-    fn title(_: bool) -> &'static str {
-        "Provision wizard (p, :provision)"
+    fn keys() -> &'static [Binding<FormKey, ProvisionScreen>] {
+        KEYS
     }
 
-    fn keys(_: bool) -> &'static [Binding<FormKey, ProvisionScreen>] {
-        KEYS
+    fn form(&self) -> &FormState<Field, ProvisionPlan> {
+        &self.form
+    }
+
+    fn form_mut(&mut self) -> &mut FormState<Field, ProvisionPlan> {
+        &mut self.form
     }
 
     /// The wizard for the cluster the opening names (`app::provision::open` resolves it), its
@@ -103,19 +120,23 @@ impl WizardKind for Wizard {
         Ok((wizard, Step::effects(vec![task(list)])))
     }
 
-    fn on_news(&mut self, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
+    fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    fn on_news(h: &mut PlanHolder<Self>, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
         let changed = match news {
             ProvisionNews::Sources {
                 cluster,
                 provider,
                 result,
-            } if self.cluster == *cluster && self.provider().map(|p| &p.name) == Some(provider) => {
-                self.sources = match result.clone() {
+            } if h.cluster == *cluster && h.provider().map(|p| &p.name) == Some(provider) => {
+                h.sources = match result.clone() {
                     Ok(list) => SourceList::Ready(list),
                     Err(e) => SourceList::Failed(e),
                 };
-                self.source = 0;
-                self.select_configured_source(shared.config);
+                h.source = 0;
+                h.select_configured_source(shared.config);
                 true
             }
             ProvisionNews::Planned {
@@ -123,9 +144,9 @@ impl WizardKind for Wizard {
                 asked,
                 result,
                 machine_config_endpoint,
-            } if self.cluster == *cluster && self.form.answer(*asked, result.clone()) => {
-                self.machine_config_endpoint = machine_config_endpoint.clone();
-                reread_guards(self, shared);
+            } if h.cluster == *cluster && h.form.answer(*asked, result.clone()) => {
+                h.machine_config_endpoint = machine_config_endpoint.clone();
+                h.evaluate_guards(&shared.guards.guard_reading(cluster));
                 true
             }
             _ => false,
@@ -133,33 +154,23 @@ impl WizardKind for Wizard {
         (changed, Step::default())
     }
 
-    fn run(&self) -> Option<ActionRun> {
-        let plan = self.form.plan.ready()?;
-        Some(ActionRun::Provision(Box::new(plan.clone())))
-    }
-
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(self, area, buf, shared, look);
-    }
-}
-
-/// The request as a form: its fields' rows and kinds, the count within [`MAX_COUNT`], the
-/// provider, role and source Left/Right cycle, the plan asked of the headless command's planner.
-impl Form for Wizard {
-    type Field = Field;
-    type Plan = ProvisionPlan;
-
-    #[rustfmt::skip]
-    const FIELDS: &'static [FormField<Field>] = &[
-        field(Field::Provider, "Provider", FieldKind::Choice),
-        field(Field::Role, "Role", FieldKind::Choice),
-        field(Field::Source, "Source", FieldKind::Choice),
-        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT }),
-        field(Field::Names, "Names", FieldKind::Text { prompt: "names> " }),
-    ];
-
-    fn form(&mut self) -> &mut FormState<Field, ProvisionPlan> {
-        &mut self.form
+    /// The list `provision --plan` prints, over the fleet model's live status.
+    fn guards_over(&self, reading: &GuardReading<'_>) -> Vec<Guard> {
+        let live = reading.live.filter(|l| l.has_data());
+        let (AskedPlan::Ready(plan), Some(live)) = (&self.form.plan, live) else {
+            return Vec::new();
+        };
+        let addresses = (reading.discovered)
+            .map(cluster_addresses)
+            .unwrap_or_default();
+        guards_over_status(
+            plan,
+            reading.config,
+            &addresses,
+            &live.status,
+            self.machine_config_endpoint.as_deref(),
+            reading.capi_owner,
+        )
     }
 
     fn count(&mut self, field: Field) -> Option<&mut usize> {
@@ -222,5 +233,9 @@ impl Form for Wizard {
             self.pattern = DEFAULT_NAME_PATTERN.to_string();
         }
         Step::default()
+    }
+
+    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        super::view::draw(h, area, buf, shared, look);
     }
 }

@@ -7,13 +7,15 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::{Field, SourceList, Wizard};
+use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::Shared;
 use crate::config::Config;
 use crate::provision::ProvisionPlan;
 use crate::provision::plan::vm_names;
 use crate::tui::{Look, Role};
-use crate::views::form::{Form, FormField, provider_value, render_request};
+use crate::views::form::{FormField, provider_value, render_request};
 use crate::views::plan::{NoPlanYet, WizardPlan};
+use crate::views::wizard::WizardKind;
 
 /// What the plan pane says while there is no plan to show.
 const NO_PLAN: NoPlanYet = NoPlanYet {
@@ -23,7 +25,13 @@ const NO_PLAN: NoPlanYet = NoPlanYet {
 };
 
 /// Draws the wizard `w`: its request over its plan.
-pub(super) fn draw(w: &Wizard, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+pub(super) fn draw(
+    w: &PlanHolder<Wizard>,
+    area: Rect,
+    buf: &mut Buffer,
+    shared: &Shared,
+    look: &Look,
+) {
     let title = format!(
         "Provision new nodes for {} (config key {})",
         w.cluster, w.key
@@ -33,7 +41,7 @@ pub(super) fn draw(w: &Wizard, area: Rect, buf: &mut Buffer, shared: &Shared, lo
     let fields = Wizard::FIELDS;
     let guard_rows = match plan.checks {
         // Borders and the column header around the rows.
-        Ok(_) => w.form.guards.shown.len().max(1) as u16 + 3,
+        Ok(_) => w.guards.shown.len().max(1) as u16 + 3,
         Err(_) => 0,
     };
     let [head, fields_area, plan_area, guards_area, last] = area.layout(&Layout::vertical([

@@ -10,7 +10,6 @@ use super::kubernetes::{CHECKING, KubePlanScreen};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
-use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
