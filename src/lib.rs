@@ -18,7 +18,8 @@
 //!   scales, the Talos, Kubernetes and CAPI-way upgrades started or resumed from their
 //!   journal, provisions and VM terminates, through `operation::run`, their events told
 //!   as progress events)
-//!   and the screen modules' tasks (the health checks, the log screen's streams, the
+//!   and the screen modules' tasks (the health checks, the log screen's streams, one
+//!   node's reading for the config and resources screens (`run_node_read`), the
 //!   create and provision screens' plans and journals; a running create's answers); it reads the delete, CAPI scale and CAPI-way
 //!   upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
@@ -26,7 +27,8 @@
 //!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`, what plans and the progress draw alike in `progress_parts`; the request
 //!   form the create and provision wizards share in `form`, and the wizards on the one plan
-//!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes). The screen modules (`actions`,
+//!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes); what the screens
+//!   of one node's reading (config, resources) hold alike in `node_read`. The screen modules (`actions`,
 //!   `capi`, `certs`, `create`, `health`, `logs`, `progress`: the one progress screen of any
 //!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
