@@ -30,15 +30,7 @@ fn pane(scenario: &str, pane: Pane) -> AppState {
 /// The nodes pane of `scenario` with `node` selected, its actions menu open.
 fn menu(scenario: &str, node: &str) -> AppState {
     let mut s = pane(scenario, Pane::Nodes);
-    let address = s
-        .current_live()
-        .unwrap()
-        .status
-        .node(node)
-        .unwrap()
-        .address
-        .clone();
-    s.tables.nodes.selected = Some(address);
+    assert!(s.select_node(node), "{node} is a node of {scenario}");
     update(&mut s, Action::OpenActions);
     assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     s

@@ -299,8 +299,42 @@ impl AppState {
             return false;
         }
         self.tables.clusters.filter.clear();
-        self.tables.clusters.selected = Some(name.to_string());
+        self.select(TableKind::Clusters, name);
         self.current = Some(name.to_string());
+        true
+    }
+
+    /// Selects the row keyed `key` on the table `kind`; the selection keeps to the row's
+    /// identity (a cluster's name, a node's address, an etcd member's id) as rows move.
+    pub fn select(&mut self, kind: TableKind, key: impl Into<String>) {
+        self.tables.get_mut(kind).selected = Some(key.into());
+    }
+
+    /// Selects the cluster `name` on the fleet overview.
+    pub fn select_cluster(&mut self, name: &str) {
+        self.select(TableKind::Fleet, name);
+    }
+
+    /// Selects the node `node` (by name or address) of the cluster in use on the nodes pane;
+    /// false when its status names no such node.
+    pub fn select_node(&mut self, node: &str) -> bool {
+        let address = self.current_live().and_then(|live| live.status.node(node));
+        let Some(address) = address.map(|n| n.address.clone()) else {
+            return false;
+        };
+        self.select(TableKind::Nodes, address);
+        true
+    }
+
+    /// Selects the etcd member `member` (by id or hostname) of the cluster in use on the
+    /// etcd pane; false when its status names no such member.
+    pub fn select_member(&mut self, member: &str) -> bool {
+        let members = self.current_live().map(|live| &live.status.etcd.members);
+        let found = members.and_then(|m| m.iter().find(|m| m.id == member || m.hostname == member));
+        let Some(id) = found.map(|m| m.id.clone()) else {
+            return false;
+        };
+        self.select(TableKind::Etcd, id);
         true
     }
 

@@ -188,7 +188,7 @@ fn move_selection(state: &mut AppState, kind: TableKind, to: Move) {
     };
     let i = data.selected_index(state.tables.get(kind));
     let to = to.from(i, last, page(state));
-    state.tables.get_mut(kind).selected = Some(data.rows[to].key.clone());
+    state.select(kind, data.rows[to].key.clone());
 }
 
 /// The move keys on node detail scroll its recent events (newest first, so
@@ -293,7 +293,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
             Screen::Cluster(Pane::Nodes) => {
                 if let Some(node) = detail_node_key(state) {
-                    state.tables.nodes.selected = Some(node);
+                    state.select(TableKind::Nodes, node);
                     state.node_events = Default::default();
                     state.screen = Screen::NodeDetail;
                 }

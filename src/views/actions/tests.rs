@@ -47,13 +47,8 @@ fn key(state: &mut AppState, c: char) -> Vec<Effect> {
 
 /// The nodes pane of `status` with `node` selected.
 fn nodes_pane(status: ClusterStatus, node: &str) -> AppState {
-    let address = status
-        .node(node)
-        .expect("node in the fixture")
-        .address
-        .clone();
     let mut state = cluster_screen(status, Pane::Nodes);
-    state.tables.nodes.selected = Some(address);
+    assert!(state.select_node(node), "node in the fixture");
     state
 }
 
@@ -290,7 +285,7 @@ fn cordon_needs_a_paired_kube_context_and_says_so() {
 #[test]
 fn the_etcd_pane_offers_the_etcd_actions_and_defrag_fails_on_an_unhealthy_member() {
     let mut state = cluster_screen(fixtures::cp2_down(), Pane::Etcd);
-    state.tables.etcd.selected = Some(format!("{:016x}", 1));
+    assert!(state.select_member(&format!("{:016x}", 1)));
     key(&mut state, 'a');
     let menu = menu(&state).expect("menu");
     assert_eq!(menu.subject, "cp-1");
@@ -320,7 +315,7 @@ fn the_etcd_pane_offers_the_etcd_actions_and_defrag_fails_on_an_unhealthy_member
 fn a_snapshot_asks_for_its_file_in_the_state_dir_then_plans_it() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Etcd);
     state.actions.snapshot_dir = "/state/snapshots".into();
-    state.tables.etcd.selected = Some(format!("{:016x}", 2));
+    assert!(state.select_member(&format!("{:016x}", 2)));
     choose(&mut state, "snapshot");
     let line = state.input.as_ref().expect("the file is asked for");
     assert_eq!(line.kind, InputKind::Screen("snapshot to> "));

@@ -120,7 +120,7 @@ fn failing(state: &AppState) -> Vec<GuardId> {
 #[test]
 fn d_on_the_fleet_plans_the_selected_cluster_and_nothing_starts_before_it_is_read() {
     let mut state = console_of(vec![discovered("healthy"), discovered("lab")]);
-    state.tables.fleet.selected = Some("lab".into());
+    state.select_cluster("lab");
     let effects = key(&mut state, 'D');
     assert_eq!(reads_delete_of(&effects).as_deref(), Some("lab"));
     assert_eq!(state.screen, Screen::Module(NAME));
