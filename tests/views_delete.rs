@@ -69,7 +69,7 @@ fn created() -> DeletePlan {
 /// `D` on the fleet's `healthy` row, its plan read.
 fn delete_plan(plan: DeletePlan) -> AppState {
     let mut s = scenarios::state(&["healthy"]);
-    update(&mut s, Action::OpenDelete);
+    press(&mut s, KeyCode::Char('D'));
     assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
     event(
         &mut s,

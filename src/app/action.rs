@@ -98,8 +98,6 @@ pub enum Action {
     Reload,
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
-    /// `D` on the fleet or a cluster: the deletion plan of that cluster.
-    OpenDelete,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into

@@ -236,7 +236,7 @@ const OPEN_ACTIONS: Binding = bind(&[Key::char('a')], Action::OpenActions, "acti
 
 /// On the fleet and the cluster panes, after their other keys.
 #[rustfmt::skip]
-const DELETE_CLUSTER: Binding = bind(&[Key::char('D')], Action::OpenDelete, "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)");
+const DELETE_CLUSTER: Binding = bind(&[Key::char('D')], Action::OpenWith("cluster-plan", Cow::Borrowed("delete")), "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)");
 
 /// At 80 columns node detail's own keys fill the footer, and `?` lists `m` there.
 fn room_for_config(state: &AppState) -> bool {

@@ -118,12 +118,16 @@ impl Step {
     }
 }
 
-/// Where a screen is opened from: the screen under it, the node selected there (the nodes
-/// pane's selection, node detail's node) and the words of the `:` command or key that named
+/// Where a screen is opened from: the screen under it, the cluster and node selected there
+/// (read once, as the shell opens it) and the words of the `:` command or key that named
 /// what to show (`:logs etcd cp-1`: `logs`, `etcd`, `cp-1`).
 #[derive(Debug, Clone)]
 pub struct Opening {
     pub from: Screen,
+    /// The fleet's selected cluster on the fleet, the cluster in use on its panes and node
+    /// detail.
+    pub cluster: Option<String>,
+    /// The nodes pane's selection, node detail's node.
     pub node: Option<String>,
     pub words: Vec<String>,
 }

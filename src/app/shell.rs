@@ -6,7 +6,7 @@ use super::action::Effect;
 use super::actions::ProgressNews;
 use super::message::Message;
 use super::screen::Pane;
-use super::screen::Screen;
+use super::screen::{Screen, TableKind};
 use super::screens::{Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews};
 use super::screens::{Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
@@ -61,6 +61,11 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
     if RUN_HERE.contains(&name) && shows_running(state) {
         return Vec::new();
     }
+    let cluster = match state.screen {
+        Screen::Fleet => super::tables::selected_key(state, TableKind::Fleet),
+        Screen::Cluster(_) | Screen::NodeDetail => state.current.clone(),
+        Screen::Clusters | Screen::Module(_) => None,
+    };
     let node = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
             super::update_panes::detail_node_key(state)
@@ -69,6 +74,7 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
     };
     let opening = Opening {
         from: state.screen,
+        cluster,
         node,
         words,
     };

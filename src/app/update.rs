@@ -327,7 +327,6 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::OpenProvision => return provision::open(state),
         Action::ShowProvisions => return provision::show(state),
         Action::OpenActions => return super::update_actions::open_menu(state),
-        Action::OpenDelete => return super::update_actions::open_delete(state),
         Action::Open(name) => return super::shell::open(state, name),
         Action::OpenWith(name, line) => {
             let words = line.split_whitespace().map(String::from).collect();

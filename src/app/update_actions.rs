@@ -115,25 +115,6 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
     })
 }
 
-/// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use, on the
-/// cluster plan screen (`views::cluster_plan`, which has the event loop read it with
-/// `prepare_delete`, as `taloscope delete` does); the progress instead while an action runs
-/// here (`shell::open_with`).
-pub fn open_delete(state: &mut AppState) -> Vec<Effect> {
-    let cluster = match state.screen {
-        Screen::Fleet => super::tables::selected_key(state, TableKind::Fleet),
-        Screen::Cluster(_) => state.current.clone(),
-        _ => None,
-    };
-    let Some(cluster) = cluster else {
-        state.message = Some(Message::warn(
-            "no cluster selected: D deletes the fleet's selected cluster or the one in use",
-        ));
-        return Vec::new();
-    };
-    super::shell::open_with(state, "cluster-plan", vec!["delete".into(), cluster])
-}
-
 /// The dispatcher approved an action: the plan of the screen module on top runs when it is
 /// still the plan on screen and no guard blocks now (its guards read again over the latest
 /// status), and the progress screen shows it as its plan describes it.

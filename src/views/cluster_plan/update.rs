@@ -64,7 +64,8 @@ impl PlanOperation for ClusterPlan {
         screen.kept.is_some()
     }
 
-    /// `D` (words `delete CLUSTER`): the delete plan of the cluster, asked of the console;
+    /// `D` (words `delete [CLUSTER]`): the delete plan of the cluster named, else of the one
+    /// selected where it was pressed (the fleet's row, the cluster in use), asked of the console;
     /// `s` on `:capi` (words `scale ROW`): the replica count of the object scaling the tree's
     /// row `ROW` of the cluster in use scales, asked first.
     fn open(
@@ -73,7 +74,13 @@ impl PlanOperation for ClusterPlan {
         shared: &Shared,
     ) -> Result<Step, Message> {
         match opening.words.as_slice() {
-            [kind, cluster] if kind == "delete" => {
+            [kind, named @ ..] if kind == "delete" && named.len() < 2 => {
+                let cluster = named.first().or(opening.cluster.as_ref());
+                let cluster = cluster.ok_or_else(|| {
+                    Message::warn(
+                        "no cluster selected: D deletes the fleet's selected cluster or the one in use",
+                    )
+                })?;
                 let (plan, read) = plan_of(cluster, Asked::Delete);
                 (screen.plan, screen.kept) = (Some(plan), None);
                 Ok(Step::effects(vec![read]))
