@@ -1,5 +1,5 @@
-//! The node, etcd and delete actions in the update step: `a` opens the actions screen
-//! (`views::actions`) on the menu of the selection, `D` a cluster's deletion plan; any approved action of a screen module
+//! The node and etcd actions in the update step: `a` opens the actions screen
+//! (`views::actions`) on the menu of the selection; any approved action of a screen module
 //! (the actions', the cluster plan's, the provision wizard's...) handed to the one runner
 //! while the one progress screen (`views::progress`) shows it. Pure.
 use super::action::Effect;
@@ -87,10 +87,7 @@ fn uncordon() -> ActionChoice {
 }
 
 fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
-    let data = super::tables::table(state, TableKind::Etcd);
-    let id = data
-        .selected_key(state.tables.get(TableKind::Etcd))
-        .map(String::from)
+    let id = super::tables::selected_key(state, TableKind::Etcd)
         .ok_or_else(|| format!("no etcd member of {cluster} reported yet"))?;
     let status = &state
         .fleet
