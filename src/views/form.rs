@@ -51,8 +51,6 @@ pub enum FormKey {
     Edit,
     /// Ask the planner for the request's plan.
     MakePlan,
-    /// Move keys and `?` between the request's fields and the plan's guards.
-    Focus,
     Back,
 }
 
