@@ -11,12 +11,11 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::form::{FieldKind, FormField, FormKey, FormState};
-use super::plan::{PlanOperation, PlanScreen};
+use super::plan::{PlanOperation, PlanScreen, refresh_step};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::refresh_step;
 use crate::app::plan_screen::{AskedPlan, GuardReading, PlanGuards, PlanHolder, PlanSubject};
 use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, Shared, Step};

@@ -16,7 +16,6 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::cycled;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
@@ -25,6 +24,7 @@ use crate::guards::Guard;
 use crate::operation::config_patch::{ConfigPatchPlan, config_patch_guards, mode_name};
 use crate::talos::ApplyMode;
 use crate::tui::Look;
+use crate::views::plan::cycled;
 use crate::views::plan::{PlanOperation, PlanScreen};
 
 /// The modes a patch is applied in, as `--mode` offers them.

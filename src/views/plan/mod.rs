@@ -1,11 +1,13 @@
 //! The one plan screen: every guarded operation's plan on one screen module generic over the
 //! operation ([`PlanScreen`] over a [`PlanOperation`]: a node or etcd action, a delete or a
 //! CAPI scale, an in-place or a CAPI-way upgrade), with the one gate's keys alike on every
-//! plan (the move keys and `?` on its guards or its own list, `a`, `s`, `r`, Esc) and the
-//! guards and last line every plan draws (`views::plan_parts`); and the typed confirmation the
-//! dispatcher asks for. What an operation adds (a menu or a count before its plan, its own
-//! keys, its news, its drawing) it says through [`PlanOperation`]. Pure.
+//! plan (the move keys, Tab and `?` on its guards or its own list, `a`, `s`, `r`, Esc; their
+//! steps in `gate`) and the guards and last line every plan draws (`views::plan_parts`); and
+//! the typed confirmation the dispatcher asks for. What an operation adds (a menu or a count
+//! before its plan, its own keys, its news, its drawing) it says through [`PlanOperation`].
+//! Pure.
 pub mod confirm;
+mod gate;
 
 use std::fmt::Debug;
 
@@ -18,14 +20,14 @@ pub(super) use super::plan_parts::{NoPlanYet, WizardPlan};
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{ack_step, acknowledge_step, approved_step, explain_step};
-use crate::app::plan_keys::{list_move, refresh_step, reread_guards, start_step};
 use crate::app::plan_screen::{PlanHolder, PlanSubject};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
 };
 use crate::approval::ApprovedAction;
+pub use gate::{ACK_PROMPT, cycled, refresh_step, reread_guards};
+use gate::{ack_step, acknowledge_step, approved_step, explain_step, list_move, start_step};
 
 /// What one operation says of its plan screen: only what differs between operations.
 pub trait PlanOperation: PlanSubject + Send + Sync + 'static {

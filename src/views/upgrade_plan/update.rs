@@ -5,8 +5,8 @@
 use super::keys::RolloutKey;
 use super::{RolloutPlan, RolloutPlanModule, RolloutScreen};
 use crate::app::message::Message;
-use crate::app::plan_keys::{cycled, reread_guards};
 use crate::app::screens::{Opening, Shared, Step};
+use crate::views::plan::{cycled, reread_guards};
 
 impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// The plan `opening` names (its first word the target, if any) on the cluster in use,
