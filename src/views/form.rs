@@ -103,6 +103,12 @@ pub fn cycled(at: usize, n: usize, forward: bool) -> usize {
     }
 }
 
+/// The choice after `current` among `choices` (before it, going back), wrapping around.
+pub fn cycled_in<'a, T: PartialEq>(choices: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
+    let at = choices.iter().position(|c| c == current).unwrap_or(0);
+    choices.get(cycled(at, choices.len(), forward))
+}
+
 /// A configured provider a wizard offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderChoice {

@@ -144,15 +144,3 @@ pub fn ack_step<K: PlanSubject>(plan: &mut PlanHolder<K>, text: &str, shared: &S
     plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
     Step::message(Message::info("acknowledged; s starts"))
 }
-
-/// The target after `current` (before it, unless `forward`), wrapping around.
-pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
-    let n = targets.len().max(1);
-    let i = targets.iter().position(|t| t == current).unwrap_or(0);
-    let next = if forward {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
-    };
-    targets.get(next)
-}

@@ -6,7 +6,8 @@ use super::keys::RolloutKey;
 use super::{RolloutPlan, RolloutPlanModule, RolloutScreen};
 use crate::app::message::Message;
 use crate::app::screens::{Opening, Shared, Step};
-use crate::views::plan::{cycled, reread_guards};
+use crate::views::form::cycled_in;
+use crate::views::plan::reread_guards;
 
 impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// The plan `opening` names (its first word the target, if any) on the cluster in use,
@@ -38,7 +39,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
         match key {
             RolloutKey::NextTarget | RolloutKey::PreviousTarget => {
                 let forward = key == RolloutKey::NextTarget;
-                if let Some(t) = cycled(&plan.targets, &plan.target, forward) {
+                if let Some(t) = cycled_in(&plan.targets, &plan.target, forward) {
                     plan.target = t.clone();
                 }
                 self.rebuilt(shared)
