@@ -23,8 +23,9 @@
 //!   create and provision screens' plans and journals; a running create's answers); it reads the delete, CAPI scale and CAPI-way
 //!   upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
-//!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
-//!   its typed confirmation); functions of `app`'s state; what every plan draws alike in
+//!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan, the one
+//!   gate's keys (`gate`: moving through the guards, taking an acknowledgement, Start, the
+//!   dispatcher's approval checked) and its typed confirmation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`, what plans and the progress draw alike in `progress_parts`; the request
 //!   form the create and provision wizards share in `form`, and the wizards on the one plan
 //!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes); what the screens
@@ -46,9 +47,8 @@
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
 //!   footer and `?` are generated from them); what every plan screen holds
 //!   and does alike (`plan_screen`'s `PlanHolder` and `PlanGuards`: the guards
-//!   worst first, the selected one, the typed acknowledgements; `plan_keys`:
-//!   the one gate, pure for the screen modules: moving through them, taking an
-//!   acknowledgement, Start); the action menu a selection offers (its screen
+//!   worst first, the selected one, the typed acknowledgements; the one gate's
+//!   keys are the one plan screen's, `views::plan`); the action menu a selection offers (its screen
 //!   is `views::actions`) and `D`, a cluster's delete (its plan screen is
 //!   `views::cluster_plan`); every approved run handed to the one runner and
 //!   told to the one progress screen (`update_actions`; `views::progress` folds its

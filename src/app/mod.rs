@@ -8,7 +8,6 @@ pub mod command;
 pub mod help;
 pub mod keymap;
 pub mod message;
-pub mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
 pub mod provision;

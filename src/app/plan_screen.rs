@@ -18,8 +18,8 @@ use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, blocking};
 pub use crate::operation::planned::PlannedRollout;
 
 /// What a plan's guards are read over: its cluster as the console knows it, gathered from the
-/// console's state by the one caller (`plan_keys::read_guards`), so a plan never reads the
-/// whole state.
+/// console's state by the one caller (`views::plan::reread_guards`), so a plan never reads
+/// the whole state.
 pub struct GuardReading<'a> {
     /// The cluster as the pollers last reported it.
     pub live: Option<&'a ClusterLive>,
@@ -121,8 +121,8 @@ impl<K> DerefMut for PlanHolder<K> {
 }
 
 /// What every plan screen asks of its plan, whatever it plans: the one gate of the plan
-/// screens (`plan_keys`) takes `a`, the typed acknowledgement, `s` and the dispatcher's answer
-/// through these for every kind.
+/// screen (`views::plan`) takes `a`, the typed acknowledgement, `s` and the dispatcher's
+/// answer through these for every kind.
 impl<K: PlanSubject> PlanHolder<K> {
     /// Why the plan itself cannot start (not read, not made, failed), before any guard.
     pub fn unready(&self) -> Option<String> {

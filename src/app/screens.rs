@@ -116,6 +116,21 @@ impl Step {
             ..Step::default()
         }
     }
+
+    /// The audited "not run" of `approved` whose plan was closed or changed before it was
+    /// confirmed, and the message saying so.
+    pub fn closed_approval(approved: &ApprovedAction) -> Step {
+        let why = "the plan was closed or changed before it was confirmed".to_string();
+        Step::not_started(approved, why)
+    }
+
+    /// The audited "not run" of `approved`, and the message saying `why`.
+    pub fn not_started(approved: &ApprovedAction, why: String) -> Step {
+        Step {
+            message: Some(Message::warn(format!("not started: {why}"))),
+            ..Step::effects(super::action::not_run(approved, why))
+        }
+    }
 }
 
 /// Where a screen is opened from: the screen under it, the cluster and node selected there

@@ -5,9 +5,8 @@
 use super::action::Effect;
 use super::actions::{ActionChoice, ActionMenu, ActionRun, MenuOpened, ProgressNews, node_choices};
 use super::message::Message;
-use super::plan_keys::closed_approval;
 use super::screen::{Pane, Screen, TableKind};
-use super::screens::ScreenNews;
+use super::screens::{ScreenNews, Step};
 use super::state::AppState;
 use crate::approval::{ApprovedAction, MutatingAction, NodeOperation};
 
@@ -134,7 +133,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             acks: Vec::new(),
         }],
         None => {
-            let refused = closed_approval(&approved);
+            let refused = Step::closed_approval(&approved);
             state.message = refused.message;
             return refused.effects;
         }

@@ -4,6 +4,7 @@
 //! update.
 use super::action::Effect;
 use super::message::Message;
+use super::plan_screen::{GuardReading, GuardSource};
 use super::screen::Screen;
 use super::shell::PROGRESS;
 use super::state::AppState;
@@ -20,6 +21,20 @@ const CAPI_UPGRADE: &str = "capi-upgrade";
 /// named, if any.
 const TALOS_PLAN: &str = "upgrade-plan";
 const KUBE_PLAN: &str = "kube-plan";
+
+/// What the plans of a cluster read their guards over, from the console's state.
+impl GuardSource for AppState {
+    fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
+        GuardReading {
+            live: self.fleet.cluster(cluster),
+            discovered: self.clusters.iter().find(|c| c.name == cluster),
+            other_rollout: other_rollout_read(self, cluster),
+            capi_owner: self.fleet.capi.owner(cluster),
+            capi_tree: self.fleet.capi.owned_tree(cluster).map(|(_, tree)| tree),
+            config: &self.provision.config,
+        }
+    }
+}
 
 /// A rollout on `cluster` the plan must wait for: this console's own unfinished one, else
 /// another console's, from its rollout Lease; or why the Lease could not be read when this

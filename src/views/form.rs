@@ -51,8 +51,6 @@ pub enum FormKey {
     Edit,
     /// Ask the planner for the request's plan.
     MakePlan,
-    /// Move keys and `?` between the request's fields and the plan's guards.
-    Focus,
     Back,
 }
 
@@ -103,6 +101,12 @@ pub fn cycled(at: usize, n: usize, forward: bool) -> usize {
     } else {
         (at + n - 1) % n
     }
+}
+
+/// The choice after `current` among `choices` (before it, going back), wrapping around.
+pub fn cycled_in<'a, T: PartialEq>(choices: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
+    let at = choices.iter().position(|c| c == current).unwrap_or(0);
+    choices.get(cycled(at, choices.len(), forward))
 }
 
 /// A configured provider a wizard offers.

@@ -11,12 +11,11 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::form::{FieldKind, FormField, FormKey, FormState};
-use super::plan::{PlanOperation, PlanScreen};
+use super::plan::{PlanOperation, PlanScreen, refresh_step};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::refresh_step;
 use crate::app::plan_screen::{AskedPlan, GuardReading, PlanGuards, PlanHolder, PlanSubject};
 use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, Shared, Step};
@@ -116,6 +115,12 @@ impl<W: WizardKind> PlanOperation for W {
     const OF_CLUSTER_IN_USE: bool = <W as WizardKind>::OF_CLUSTER_IN_USE;
     type Kept = ();
     type Key = FormKey;
+    /// Tab between the fields and the guards of a plan beside the request (a plan apart has
+    /// the keys while it shows).
+    const TAB: Option<fn(&mut W) -> &mut bool> = match W::PLAN_APART {
+        true => None,
+        false => Some(|w| &mut w.form_mut().guards_focused),
+    };
 
     fn own_keys(screen: &PlanScreen<W>) -> &'static [Binding<FormKey, PlanScreen<W>>] {
         if on_plan(screen) { &[] } else { W::keys() }
@@ -260,8 +265,7 @@ fn forget<W: WizardKind>(h: &mut PlanHolder<W>) {
 }
 
 /// A request key on `h`: a value changed (the plan forgotten), the input line opened for a
-/// text, the plan asked for (and shown, when apart), the keys moved between the fields and
-/// the guards.
+/// text, the plan asked for (and shown, when apart).
 fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared) -> Step {
     let focus = h.form().field;
     let forward = matches!(key, FormKey::NextValue | FormKey::More);
@@ -293,11 +297,6 @@ fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared)
             let asked = form.asked;
             form.plan = AskedPlan::Planning(asked);
             return Step::effects(vec![h.plan_task(asked, shared)]);
-        }
-        FormKey::Focus => {
-            let form = h.form_mut();
-            form.guards_focused = !form.guards_focused;
-            return Step::default();
         }
         FormKey::Back => return Step::default(),
     };

@@ -15,7 +15,6 @@ use crate::app::action::Effect;
 use crate::app::actions::{ActionChoice, ActionRun, MenuOpened, fix_menu};
 use crate::app::binding::{Binding, Key, Move, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::{refresh_step, reread_guards};
 use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::EtcdAction;
@@ -24,6 +23,7 @@ use crate::node_actions::NodeActionPlan;
 use crate::operation::forget::ForgetPlan;
 use crate::tui::Look;
 use crate::views::plan::PlanOperation;
+use crate::views::plan::{refresh_step, reread_guards};
 
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";

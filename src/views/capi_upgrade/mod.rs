@@ -4,11 +4,13 @@
 //! its guards are `capi_read_guards`, its gate every plan's; Tab switches between the phases and
 //! the guards, `r` reads the plan again. The update step in `update`, the drawing in `view`.
 
+use std::convert::Infallible;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::app::actions::ActionRun;
-use crate::app::binding::{Binding, Key, bind};
+use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
@@ -108,23 +110,16 @@ impl PlanSubject for CapiWay {
 /// The CAPI-way upgrade plan screen: the one plan screen over the CAPI way.
 pub type CapiUpgradeScreen = PlanScreen<CapiWay>;
 
-/// The screen's own key: Tab between the phases and the guards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Focus;
-
-#[rustfmt::skip]
-static KEYS: &[Binding<Focus, CapiUpgradeScreen>] = &[
-    bind(&[Key::TAB], Focus, "switch between the phases and the guards").footer("focus"),
-];
-
 impl PlanOperation for CapiWay {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)";
     type Kept = ();
-    type Key = Focus;
+    /// Its only key of its own is Tab between the phases and the guards, every list's.
+    type Key = Infallible;
+    const TAB: Option<fn(&mut CapiWay) -> &mut bool> = Some(|way| &mut way.on_guards);
 
-    fn own_keys(_: &CapiUpgradeScreen) -> &'static [Binding<Focus, CapiUpgradeScreen>] {
-        KEYS
+    fn own_keys(_: &CapiUpgradeScreen) -> &'static [Binding<Infallible, CapiUpgradeScreen>] {
+        &[]
     }
 
     fn open(
@@ -135,12 +130,8 @@ impl PlanOperation for CapiWay {
         screen.opened(opening, shared)
     }
 
-    fn on_key(screen: &mut CapiUpgradeScreen, _: Focus, _: &Shared) -> Step {
-        match screen.plan.as_mut() {
-            Some(plan) => plan.on_guards = !plan.on_guards,
-            None => return Step::close(),
-        }
-        Step::default()
+    fn on_key(_: &mut CapiUpgradeScreen, key: Infallible, _: &Shared) -> Step {
+        match key {}
     }
 
     fn on_news(screen: &mut CapiUpgradeScreen, news: &ScreenNews, shared: &Shared) -> bool {

@@ -4,12 +4,12 @@
 use super::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen, CapiWay, NAME};
 use crate::app::action::Effect;
 use crate::app::message::Message;
-use crate::app::plan_keys::reread_guards;
 use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::{Opening, ScreenTask, Shared, Step};
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
 use crate::upgrade::kubernetes::chosen_kubernetes_target;
 use crate::upgrade::{LearnedReleases, chosen_talos_target};
+use crate::views::plan::reread_guards;
 
 pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, request))

@@ -16,7 +16,6 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_keys::cycled;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
@@ -25,6 +24,7 @@ use crate::guards::Guard;
 use crate::operation::config_patch::{ConfigPatchPlan, config_patch_guards, mode_name};
 use crate::talos::ApplyMode;
 use crate::tui::Look;
+use crate::views::form::cycled_in;
 use crate::views::plan::{PlanOperation, PlanScreen};
 
 /// The modes a patch is applied in, as `--mode` offers them.
@@ -114,7 +114,7 @@ impl PatchForm {
 
     /// The cursor on the next (or previous) field, wrapping around.
     fn step_field(&mut self, forward: bool) {
-        if let Some(field) = cycled(&self.fields(), &self.field, forward) {
+        if let Some(field) = cycled_in(&self.fields(), &self.field, forward) {
             self.field = *field;
         }
     }
@@ -176,7 +176,7 @@ impl PatchForm {
 
 /// The choice after (or before) `now` among `all`, which is never empty.
 fn next<'a, T: PartialEq>(all: &'a [T], now: &T, forward: bool) -> &'a T {
-    cycled(all, now, forward).unwrap_or(&all[0])
+    cycled_in(all, now, forward).unwrap_or(&all[0])
 }
 
 /// The targets in the command line's words.

@@ -1,11 +1,13 @@
 //! The one plan screen: every guarded operation's plan on one screen module generic over the
 //! operation ([`PlanScreen`] over a [`PlanOperation`]: a node or etcd action, a delete or a
 //! CAPI scale, an in-place or a CAPI-way upgrade), with the one gate's keys alike on every
-//! plan (the move keys and `?` on its guards or its own list, `a`, `s`, `r`, Esc) and the
-//! guards and last line every plan draws (`views::plan_parts`); and the typed confirmation the
-//! dispatcher asks for. What an operation adds (a menu or a count before its plan, its own
-//! keys, its news, its drawing) it says through [`PlanOperation`]. Pure.
+//! plan (the move keys, Tab and `?` on its guards or its own list, `a`, `s`, `r`, Esc; their
+//! steps in `gate`) and the guards and last line every plan draws (`views::plan_parts`); and
+//! the typed confirmation the dispatcher asks for. What an operation adds (a menu or a count
+//! before its plan, its own keys, its news, its drawing) it says through [`PlanOperation`].
+//! Pure.
 pub mod confirm;
+mod gate;
 
 use std::fmt::Debug;
 
@@ -18,14 +20,14 @@ pub(super) use super::plan_parts::{NoPlanYet, WizardPlan};
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{ack_step, acknowledge_step, approved_step, explain_step};
-use crate::app::plan_keys::{list_move, refresh_step, reread_guards, start_step};
 use crate::app::plan_screen::{PlanHolder, PlanSubject};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
 };
 use crate::approval::ApprovedAction;
+pub use gate::{ACK_PROMPT, refresh_step, reread_guards};
+use gate::{ack_step, acknowledge_step, approved_step, explain_step, list_move, start_step};
 
 /// What one operation says of its plan screen: only what differs between operations.
 pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
@@ -38,6 +40,9 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     type Kept: Debug + Clone + Default + Send + Sync;
     /// The operation's own key intents.
     type Key: Debug + Copy + Send + Sync + 'static;
+    /// Tab on a plan whose own list (steps, phases, a request's fields) shares the move keys
+    /// and `?` with its guards: the flag saying the guards have them (`None`: no Tab).
+    const TAB: Option<fn(&mut Self) -> &mut bool> = None;
     /// Its own keys as the screen stands (before its plan, the only ones).
     fn own_keys(screen: &PlanScreen<Self>) -> &'static [Binding<Self::Key, PlanScreen<Self>>];
     /// Brought on screen from `opening`: the step, or why it cannot show now.
@@ -161,6 +166,15 @@ fn ack_pending(pending: &bool) -> bool {
     *pending
 }
 
+/// Tab, on a plan with a list of its own beside its guards ([`PlanOperation::TAB`]).
+#[derive(Debug, Clone, Copy)]
+struct Switch;
+
+#[rustfmt::skip]
+static SWITCH: &[Binding<Switch, ()>] = &[
+    bind(&[Key::TAB], Switch, "switch between the plan's rows and its guards").footer("focus"),
+];
+
 impl<K: PlanOperation> PlanScreen<K> {
     /// The plan with its guards, else a step that does nothing.
     fn common(&mut self, key: Common, shared: &Shared) -> Step {
@@ -199,6 +213,9 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
 
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = Vec::new();
+        if K::TAB.is_some() {
+            lines.extend(key_lines(SWITCH, &()));
+        }
         if let Some((keys, help)) = K::typing(self) {
             lines.push(KeyLine {
                 keys: keys.to_string(),
@@ -222,7 +239,8 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         let gate = !K::before_plan(self) && intent(GATE, event).is_some();
         let moves = K::moves(self) && intent(MOVE_KEYS, event).is_some();
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
-        typing || intent(K::own_keys(self), event).is_some() || gate || moves
+        let switch = K::TAB.is_some() && intent(SWITCH, event).is_some();
+        typing || switch || intent(K::own_keys(self), event).is_some() || gate || moves
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
@@ -236,6 +254,13 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             let step = K::on_key(self, *key, shared);
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
+        }
+        if let (Some(on_guards), Some(_)) = (K::TAB, intent(SWITCH, event)) {
+            if let Some(plan) = self.plan.as_mut() {
+                let on_guards = on_guards(&mut plan.plan);
+                *on_guards = !*on_guards;
+            }
+            return Step::default();
         }
         if let Some(to) = intent(MOVE_KEYS, event).filter(|_| K::moves(self)) {
             return self.moved(*to, shared);

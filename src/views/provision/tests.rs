@@ -12,7 +12,6 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap;
-use crate::app::plan_keys::ACK_PROMPT;
 use crate::app::plan_screen::{AskedPlan, PlanHolder};
 use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
@@ -30,6 +29,7 @@ use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
+use crate::views::plan::ACK_PROMPT;
 
 const CONFIG: &str = "
 providers:

@@ -34,7 +34,6 @@ static KEYS: &[Binding<FormKey, ProvisionScreen>] = &[
     bind(&[Key::char('h'), Key::LEFT], FormKey::PreviousValue, "previous value of the field"),
     bind(&[Key::char('+')], FormKey::More, "one VM more"),
     bind(&[Key::char('-')], FormKey::Less, "one VM fewer"),
-    bind(&[Key::TAB], FormKey::Focus, "switch between the request's fields and the plan's guards").footer("focus"),
     bind(&[Key::char('n')], FormKey::Edit, "type the name pattern ({cluster}, {role}, {n})"),
     bind(&[Key::ENTER], FormKey::MakePlan, "make the plan (asks the provider, checks the machine config)").footer("plan"),
 ];

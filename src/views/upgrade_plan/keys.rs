@@ -1,13 +1,12 @@
-//! The upgrade plan screen's own keys: switch between the steps and the guards and the target,
-//! then each kind's own (the Talos node order, image and options; the Kubernetes pre-pull); the
-//! one gate's keys and the move keys are every plan's (`views::plan`).
+//! The upgrade plan screen's own keys: the target, then each kind's own (the Talos node order, image and options; the Kubernetes pre-pull); the
+//! one gate's keys, Tab between the steps and the guards and the move keys are every plan's
+//! (`views::plan`).
 use super::{KubePlanModule, TalosPlanModule};
 use crate::app::binding::{Binding, Key, bind};
 
 /// The key intents of an upgrade plan: every kind's, then the kind's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RolloutKey<K> {
-    Focus,
     NextTarget,
     PreviousTarget,
     Own(K),
@@ -33,11 +32,10 @@ pub enum KubeKey {
     PrePull,
 }
 
-use RolloutKey::{Focus, NextTarget, Own, PreviousTarget};
+use RolloutKey::{NextTarget, Own, PreviousTarget};
 
 #[rustfmt::skip]
 pub(super) static TALOS: &[Binding<RolloutKey<TalosKey>, TalosPlanModule>] = &[
-    bind(&[Key::TAB], Focus, "switch between the plan's steps and the guards").footer("focus"),
     bind(&[Key::char('t')], NextTarget, "next offered target version").footer("target"),
     bind(&[Key::char('T')], PreviousTarget, "previous offered target version"),
     bind(&[Key::char('K')], Own(TalosKey::MoveStepUp), "move the selected node earlier"),
@@ -53,7 +51,6 @@ pub(super) static TALOS: &[Binding<RolloutKey<TalosKey>, TalosPlanModule>] = &[
 
 #[rustfmt::skip]
 pub(super) static KUBERNETES: &[Binding<RolloutKey<KubeKey>, KubePlanModule>] = &[
-    bind(&[Key::TAB], Focus, "switch between the plan's steps and the guards").footer("focus"),
     bind(&[Key::char('t')], NextTarget, "next offered target version").footer("target"),
     bind(&[Key::char('T')], PreviousTarget, "previous offered target version"),
     bind(&[Key::char('P')], Own(KubeKey::PrePull), "pull the new images on every node before the first step").footer("pre-pull"),

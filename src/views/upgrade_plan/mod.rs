@@ -38,7 +38,7 @@ mod update_talos;
 mod view;
 
 pub use keys::RolloutKey;
-pub use rollout::{PlanFocus, PlanKind, RolloutPlan, RolloutPlanScreen};
+pub use rollout::{PlanKind, RolloutPlan, RolloutPlanScreen};
 pub use view::PlanPane;
 
 /// The Talos upgrade plan's name: the shell opens it with the target named, if any.
@@ -108,6 +108,7 @@ impl<K: RolloutScreen> PlanOperation for RolloutPlan<K> {
     const TITLE: &'static str = K::TITLE;
     type Kept = K::Kept;
     type Key = RolloutKey<K::Key>;
+    const TAB: Option<fn(&mut Self) -> &mut bool> = Some(|plan| &mut plan.on_guards);
 
     fn own_keys(_: &RolloutPlanModule<K>) -> &'static [Binding<Self::Key, RolloutPlanModule<K>>] {
         K::own_keys()

@@ -12,23 +12,6 @@ use crate::fleet::ClusterStatus;
 use crate::upgrade::{Guard, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
-/// Which list of the plan screen has the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanFocus {
-    Nodes,
-    Guards,
-}
-
-impl PlanFocus {
-    /// The list that gets the keys after `Tab`.
-    pub fn other(self) -> PlanFocus {
-        match self {
-            PlanFocus::Nodes => PlanFocus::Guards,
-            PlanFocus::Guards => PlanFocus::Nodes,
-        }
-    }
-}
-
 /// What a kind of rollout puts on the plan screen beyond what every plan has.
 pub trait PlanKind:
     UpgradeKind<Plan: Debug + Clone + PartialEq + Eq + Send + Sync> + Debug + Clone
@@ -93,7 +76,8 @@ pub struct RolloutPlan<K: PlanKind> {
     pub target: Version,
     /// The plan, or why none could be made (one line).
     pub made: Result<K::Plan, String>,
-    pub focus: PlanFocus,
+    /// Whether the guards, rather than the steps, have the move keys and `?` (Tab switches).
+    pub on_guards: bool,
     /// The selected step, by [`PlanKind::step_key`].
     pub step: Option<String>,
     pub settings: K::Settings,
@@ -136,7 +120,7 @@ impl<K: PlanKind> RolloutPlan<K> {
             targets,
             target,
             made: Err(String::new()),
-            focus: PlanFocus::Nodes,
+            on_guards: false,
             step: None,
             settings: K::settings(status, learned),
         };
@@ -221,7 +205,7 @@ impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
     }
 
     fn guards_focused(&self) -> bool {
-        self.focus == PlanFocus::Guards
+        self.on_guards
     }
 
     fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {

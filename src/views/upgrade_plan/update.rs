@@ -1,12 +1,13 @@
 //! The upgrade plan screen's update step, whatever the kind: opened on the cluster in use for
-//! the target named (else the one the kind offers first), the focus between the steps and the
-//! guards, a new target making the plan again; the kind's own keys and news are its own, the
-//! one gate's keys every plan's (`views::plan`). Pure.
+//! the target named (else the one the kind offers first), a new target making the plan again;
+//! the kind's own keys and news are its own, the one gate's keys and Tab every plan's
+//! (`views::plan`). Pure.
 use super::keys::RolloutKey;
 use super::{RolloutPlan, RolloutPlanModule, RolloutScreen};
 use crate::app::message::Message;
-use crate::app::plan_keys::{cycled, reread_guards};
 use crate::app::screens::{Opening, Shared, Step};
+use crate::views::form::cycled_in;
+use crate::views::plan::reread_guards;
 
 impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// The plan `opening` names (its first word the target, if any) on the cluster in use,
@@ -36,17 +37,15 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
             return Step::close();
         };
         match key {
-            RolloutKey::Focus => plan.focus = plan.focus.other(),
             RolloutKey::NextTarget | RolloutKey::PreviousTarget => {
                 let forward = key == RolloutKey::NextTarget;
-                if let Some(t) = cycled(&plan.targets, &plan.target, forward) {
+                if let Some(t) = cycled_in(&plan.targets, &plan.target, forward) {
                     plan.target = t.clone();
                 }
-                return self.rebuilt(shared);
+                self.rebuilt(shared)
             }
-            RolloutKey::Own(key) => return K::on_own_key(self, key, shared),
+            RolloutKey::Own(key) => K::on_own_key(self, key, shared),
         }
-        Step::default()
     }
 
     /// The plan made again from live status (a new target or option), its guards read again

@@ -6,11 +6,11 @@ use super::kubernetes::KubePlanScreen;
 use super::{KUBE_PLAN, RemovedApisCounted, RolloutPlanModule, RolloutScreen};
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
-use crate::app::plan_keys::reread_guards;
 use crate::app::screen::Pane;
 use crate::app::screens::{ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::upgrade::LearnedReleases;
 use crate::upgrade::kubernetes::Kubernetes;
+use crate::views::plan::reread_guards;
 
 impl RolloutScreen for Kubernetes {
     const NAME: ScreenName = KUBE_PLAN;

@@ -10,10 +10,10 @@ use super::{PlanKind, ReleasesLearned, RolloutPlanModule, RolloutScreen, TALOS_P
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
-use crate::app::plan_keys::reread_guards;
 use crate::app::screen::Pane;
 use crate::app::screens::{Ask, ScreenName, ScreenNews, Shared, Step};
 use crate::upgrade::{Direction, LearnedReleases, StepState, TalosOs};
+use crate::views::plan::reread_guards;
 
 /// Most workers upgraded at once that the plan screen offers.
 const MAX_PARALLEL: usize = 10;

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::{PlanFocus, PlanKind, RolloutPlan, RolloutPlanScreen};
+use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
 use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
 use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
@@ -53,7 +53,7 @@ pub(super) fn render<K: PlanPane>(
         .block(Block::new().padding(Padding::horizontal(1)))
         .render(top, buf);
 
-    let steps_active = screen.focus == PlanFocus::Nodes;
+    let steps_active = !screen.on_guards;
     let table = match &screen.made {
         Ok(plan) => Ok(StepTable {
             columns: K::STEP_COLUMNS,

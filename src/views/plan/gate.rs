@@ -2,14 +2,14 @@
 //! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
 //! screens share (moves through the guards, `?`, refresh, help). Each kind gives its plan
-//! on the one [`PlanHolder`]; the screen module holding it takes the gate as a [`Step`]
-//! ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
-use super::action::{Effect, PollerCommand, not_run};
-use super::binding::Move;
-use super::message::Message;
-use super::plan_screen::{GuardReading, GuardSource, PlanHolder, PlanSubject, explain_guard};
-use super::screens::{Ask, Shared, Step};
-use super::state::AppState;
+//! on the one [`PlanHolder`]; the one plan screen takes the gate as a [`Step`]
+//! ([`start_step`], [`ack_step`], [`approved_step`]). Pure.
+use crate::app::action::{Effect, PollerCommand, not_run};
+use crate::app::actions::ActionRun;
+use crate::app::binding::Move;
+use crate::app::message::Message;
+use crate::app::plan_screen::{PlanHolder, PlanSubject, explain_guard};
+use crate::app::screens::{Ask, Shared, Step};
 use crate::approval::ApprovedAction;
 
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
@@ -36,36 +36,6 @@ pub fn start_step<K: PlanSubject>(plan: &PlanHolder<K>, readonly: bool) -> Step 
     }
 }
 
-/// Whether the dispatcher's `approved` may run `plan` (its guards read again first): the
-/// audited "not run" and the message saying why when that plan was closed or changed since,
-/// or a guard refuses it now; `None` when it may run.
-pub fn refused_approval<K: PlanSubject>(
-    plan: Option<&PlanHolder<K>>,
-    approved: &ApprovedAction,
-) -> Option<Step> {
-    match plan {
-        Some(plan) if plan.approves(approved.action()) => {
-            let why = format!("refused by its guards: {}", plan.start_refused()?);
-            Some(not_started(approved, why))
-        }
-        _ => Some(closed_approval(approved)),
-    }
-}
-
-/// The audited "not run" of `approved` whose plan was closed or changed before it was
-/// confirmed, and the message saying so.
-pub fn closed_approval(approved: &ApprovedAction) -> Step {
-    let why = "the plan was closed or changed before it was confirmed".to_string();
-    not_started(approved, why)
-}
-
-fn not_started(approved: &ApprovedAction, why: String) -> Step {
-    Step {
-        message: Some(Message::warn(format!("not started: {why}"))),
-        ..Step::effects(not_run(approved, why))
-    }
-}
-
 /// The dispatcher approved `approved` for the plan a screen module holds: its guards read
 /// again over `shared`, the audited refusal when that plan was closed or changed since or a
 /// guard refuses it now, the audited "not run" when `run` cannot make a run of it; else the
@@ -75,14 +45,17 @@ pub fn approved_step<K: PlanSubject>(
     plan: Option<&mut PlanHolder<K>>,
     approved: &ApprovedAction,
     shared: &Shared,
-    run: impl FnOnce(&PlanHolder<K>) -> Result<super::actions::ActionRun, String>,
+    run: impl FnOnce(&PlanHolder<K>) -> Result<ActionRun, String>,
 ) -> Step {
     let Some(plan) = plan else {
-        return closed_approval(approved);
+        return Step::closed_approval(approved);
     };
     reread_guards(plan, shared);
-    if let Some(refused) = refused_approval(Some(&*plan), approved) {
-        return refused;
+    if !plan.approves(approved.action()) {
+        return Step::closed_approval(approved);
+    }
+    if let Some(refused) = plan.start_refused() {
+        return Step::not_started(approved, format!("refused by its guards: {refused}"));
     }
     let run = match run(plan) {
         Ok(run) => run,
@@ -170,30 +143,4 @@ pub fn ack_step<K: PlanSubject>(plan: &mut PlanHolder<K>, text: &str, shared: &S
     plan.guards.acks.push(needed);
     plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
     Step::message(Message::info("acknowledged; s starts"))
-}
-
-/// What the plans of a cluster read their guards over, from the console's state.
-impl GuardSource for AppState {
-    fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
-        GuardReading {
-            live: self.fleet.cluster(cluster),
-            discovered: self.clusters.iter().find(|c| c.name == cluster),
-            other_rollout: super::update_upgrade::other_rollout_read(self, cluster),
-            capi_owner: self.fleet.capi.owner(cluster),
-            capi_tree: self.fleet.capi.owned_tree(cluster).map(|(_, tree)| tree),
-            config: &self.provision.config,
-        }
-    }
-}
-
-/// The target after `current` (before it, unless `forward`), wrapping around.
-pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
-    let n = targets.len().max(1);
-    let i = targets.iter().position(|t| t == current).unwrap_or(0);
-    let next = if forward {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
-    };
-    targets.get(next)
 }
