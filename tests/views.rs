@@ -151,7 +151,7 @@ fn empty_discovery() {
 fn help_starts_with_where_you_are_and_fits_the_screen() {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::Open("upgrade-plan"));
     update(&mut s, Action::OpenHelp);
     for (w, h) in [(80, 24), (200, 50)] {
         let text = screen_text_at(&s, w, h);

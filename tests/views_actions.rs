@@ -31,7 +31,7 @@ fn pane(scenario: &str, pane: Pane) -> AppState {
 fn menu(scenario: &str, node: &str) -> AppState {
     let mut s = pane(scenario, Pane::Nodes);
     assert!(s.select_node(node), "{node} is a node of {scenario}");
-    update(&mut s, Action::OpenActions);
+    update(&mut s, Action::Open("actions"));
     assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     s
 }
@@ -98,7 +98,7 @@ fn reboot_plan_with_its_guards() {
 #[test]
 fn defragment_plan_on_cp2_down_fails_on_the_unhealthy_member() {
     let mut s = pane("cp2-down", Pane::Etcd);
-    update(&mut s, Action::OpenActions);
+    update(&mut s, Action::Open("actions"));
     // No alarm: the menu offers no disarm, so defragment comes first.
     press(&mut s, KeyCode::Enter);
     assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);

@@ -74,7 +74,10 @@ fn opened() -> AppState {
     update(&mut s, Action::Event(AppEvent::Fleet(capi)));
     update(&mut s, Action::Event(AppEvent::Tick(NOW)));
     update(&mut s, Action::OpenSelected);
-    let effects = update(&mut s, Action::OpenKubernetesUpgrade(Some("1.34.2".into())));
+    let effects = update(
+        &mut s,
+        Action::OpenWith("kube-plan", "upgrade-k8s 1.34.2".into()),
+    );
     assert_eq!(
         s.screen,
         Screen::Module(capi_upgrade::NAME),

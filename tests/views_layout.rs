@@ -62,7 +62,7 @@ fn versions_are_whole_in_the_fleet_at_80_and_200() {
 #[test]
 fn guard_names_are_whole_at_200() {
     let mut s = nodes_pane(scenarios::HEALTHY_112);
-    update(&mut s, Action::OpenKubernetesUpgrade(None));
+    update(&mut s, Action::Open("kube-plan"));
     assert_eq!(s.screen, Screen::Module(kube_plan::KUBE_PLAN));
     let guards: Vec<GuardId> = s
         .screens

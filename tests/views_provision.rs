@@ -58,7 +58,7 @@ fn wizard() -> AppState {
         Arc::new(Config::parse(Path::new("/sim/taloscope.yaml"), CONFIG).expect("config"));
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
-    update(&mut s, Action::OpenProvision);
+    update(&mut s, Action::Open("provision"));
     assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
     let templates = [
         (0, "talos-healthy-controlplane"),

@@ -31,7 +31,7 @@ fn press(s: &mut AppState, code: KeyCode) {
 fn kube_rollout(lines: usize) -> AppState {
     let mut s = scenarios::state(&[scenarios::HEALTHY_112]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::OpenKubernetesUpgrade(None));
+    update(&mut s, Action::Open("kube-plan"));
     let plan = s
         .screens
         .find::<taloscope::views::upgrade_plan::KubePlanModule>()
@@ -63,7 +63,7 @@ fn kube_rollout(lines: usize) -> AppState {
         let told = taloscope::app::action::progress(OperationKind::KubernetesUpgrade, line);
         update(&mut s, Action::Event(told));
     }
-    update(&mut s, Action::ShowRollout);
+    update(&mut s, Action::OpenWith("progress", "rollout".into()));
     assert_eq!(s.screen, Screen::Module("progress"), "{:?}", s.message);
     s
 }
@@ -119,7 +119,7 @@ fn the_rollout_log_scrolls_back_and_follows_again() {
 fn the_talos_plan_answers_g_and_shift_g() {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::Open("upgrade-plan"));
     assert_eq!(s.screen, Screen::Module(upgrade_plan::TALOS_PLAN));
     let step = |s: &AppState| {
         let module = s.screens.find::<upgrade_plan::TalosPlanModule>();

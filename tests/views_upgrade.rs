@@ -25,7 +25,7 @@ fn plan(scenario: &str) -> AppState {
     let mut s = scenarios::state(&[scenario]);
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
-    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::Open("upgrade-plan"));
     assert_eq!(s.screen, Screen::Module(TALOS_PLAN), "{:?}", s.message);
     s
 }
@@ -46,7 +46,7 @@ fn plan_readonly_says_start_is_refused_up_front() {
     let mut s = scenarios::state(&["healthy"]);
     s.readonly = true;
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::Open("upgrade-plan"));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Start refused: read-only mode"), "{text}");
     assert!(!text.contains("guards pass"), "{text}");
@@ -125,7 +125,7 @@ fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::Event(AppEvent::Tick(T0)));
-    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::Open("upgrade-plan"));
     let effects = view_support::press(&mut s, KeyCode::Char('s'));
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("s asks the gate: {:?}", s.message);
@@ -152,7 +152,7 @@ fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
         }
     }
     update(&mut s, Action::Event(AppEvent::Tick(now)));
-    update(&mut s, Action::ShowRollout);
+    update(&mut s, Action::OpenWith("progress", "rollout".into()));
     assert_eq!(s.screen, Screen::Module("progress"), "{:?}", s.message);
     s
 }
@@ -316,7 +316,7 @@ fn kube_plan(scenario: &str) -> AppState {
     let mut s = scenarios::state(&[scenario]);
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::ShowPane(Pane::Versions));
-    update(&mut s, Action::OpenKubernetesUpgrade(None));
+    update(&mut s, Action::Open("kube-plan"));
     assert_eq!(s.screen, Screen::Module(KUBE_PLAN), "{:?}", s.message);
     s
 }

@@ -58,14 +58,6 @@ pub enum Action {
     /// Something to tell the operator on the message line.
     Notify(Message),
     Event(AppEvent),
-    /// `u` / `:upgrade [vX.Y.Z]`: the upgrade plan of the cluster in use (or
-    /// the progress screen while its rollout has not ended).
-    OpenUpgrade(Option<String>),
-    /// `U` / `:upgrade-k8s [VERSION]`: the Kubernetes upgrade plan of the
-    /// cluster in use (or the progress screen while its rollout has not ended).
-    OpenKubernetesUpgrade(Option<String>),
-    /// `:rollout`: the progress screen of the rollout of the cluster in use.
-    ShowRollout,
     /// Plan screen: type the acknowledgement a warning needs.
     Acknowledge,
     /// `?` on the plan: explain the selected guard or step.
@@ -74,24 +66,18 @@ pub enum Action {
     StartPlan,
     /// The dispatcher approved a rollout; update decides what to run.
     Approved(ApprovedAction),
-    /// `p` / `:provision`: the provision wizard for the cluster in use (or the provision
-    /// running there).
-    OpenProvision,
-    /// `a`: the actions on the selected node or etcd member.
-    OpenActions,
-    /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
+    /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`;
+    /// `a`: `actions`, `u` / `U`: `upgrade-plan` / `kube-plan`, `p`: `provision`), by the
+    /// shell's rule for it where opening it reads more of the console (`update::OPENERS`).
     Open(super::screen_io::ScreenName),
     /// Bring a screen module on top with the words naming what to show (`d` in node detail:
-    /// `logs` with `dmesg`; `:logs etcd cp-1`).
+    /// `logs` with `dmesg`; `:logs etcd cp-1`; `:upgrade v1.12.0`; `:rollout`: `progress`
+    /// with `rollout`).
     OpenWith(super::screen_io::ScreenName, std::borrow::Cow<'static, str>),
-    /// `:capi`: a screen of the cluster in use, or of the fleet's selection taken into use.
-    OpenOnCluster(super::screen_io::ScreenName),
     /// `:ctx NAME`: use the cluster of that name, or the cluster one of whose contexts it is.
     UseCluster(String),
     /// `:fleet`, `:contexts`: that screen.
     Show(super::screen::Screen),
-    /// `:provisions`: the VMs this console provisioned for the cluster in use.
-    ShowProvisions,
     /// `:messages`: every message shown so far.
     OpenMessages,
     /// `:reload`: discovery again.

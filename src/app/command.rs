@@ -19,8 +19,8 @@ pub struct CommandSpec {
 
 #[rustfmt::skip]
 pub const COMMANDS: &[CommandSpec] = &[
-    command("provision", "", "provision new nodes for the cluster in use (the wizard)", |_| Action::OpenProvision),
-    command("provisions", "", "the VMs this console provisioned for the cluster in use", |_| Action::ShowProvisions),
+    command("provision", "", "provision new nodes for the cluster in use (the wizard)", |_| Action::Open("provision")),
+    command("provisions", "", "the VMs this console provisioned for the cluster in use", |w| open("progress", w)),
     command("ctx", "NAME", "use cluster NAME", |w| Action::UseCluster(w[1..].join(" "))),
     command("contexts", "", "how discovery paired talos and kube contexts", |_| Action::Show(Screen::Clusters)),
     command("messages", "", "the messages shown so far, newest first, whole", |_| Action::OpenMessages),
@@ -32,14 +32,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     command("q", "", "quit", |_| Action::Quit),
     command("quit", "", "quit", |_| Action::Quit),
     command("reload", "", "read kubeconfig and talosconfig again", |_| Action::Reload),
-    command("rollout", "", "progress of this console's rollout on the cluster in use", |_| Action::ShowRollout),
-    command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use", |w| Action::OpenUpgrade(target(w))),
-    command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use", |w| Action::OpenKubernetesUpgrade(target(w))),
+    command("rollout", "", "progress of this console's rollout on the cluster in use", |w| open("progress", w)),
+    command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use", |w| open("upgrade-plan", w)),
+    command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use", |w| open("kube-plan", w)),
     command("versions", "", "versions pane: skew and upgrade targets", |_| Action::ShowPane(Pane::Versions)),
     command("logs", "SERVICE [NODE...]", "follow a service's logs on the nodes named (none: every node running it)", |w| open("logs", w)),
     command("dmesg", "NODE", "follow a node's kernel log", |w| open("logs", w)),
     command("health", "", "run the health checks of the cluster in use (a checklist)", |_| Action::Open("health")),
-    command("capi", "", "the cluster in use as Cluster API sees it (clusterctl describe)", |_| Action::OpenOnCluster("capi")),
+    command("capi", "", "the cluster in use as Cluster API sees it (clusterctl describe)", |_| Action::Open("capi")),
     command("certs", "", "every certificate of every cluster, soonest end first, with its fix", |_| Action::Open("certs")),
     command("config", "[NODE]", "a node's machine configuration, secrets redacted (none: the selected node)", |w| open("config", w)),
     command("resources", "[NODE]", "a node's CPU, memory, disks, volumes and network (none: the selected node)", |w| open("resources", w)),
@@ -58,11 +58,6 @@ const fn command(
         help,
         act,
     }
-}
-
-/// The optional argument after the command's name.
-fn target(words: &[&str]) -> Option<String> {
-    words.get(1).map(|s| s.to_string())
 }
 
 /// Screen module `screen` with the words typed (`:logs etcd cp-1`).
@@ -217,10 +212,15 @@ mod tests {
             Err(CommandError::MissingArgument { .. })
         ));
         assert_eq!(parsed("q now"), Err(CommandError::UnexpectedArgument("q")));
-        assert_eq!(parsed("upgrade"), Ok(Some("OpenUpgrade(None)".into())));
+        assert_eq!(
+            parsed("upgrade"),
+            Ok(Some("OpenWith(\"upgrade-plan\", \"upgrade\")".into()))
+        );
         assert_eq!(
             parsed("upgrade v1.12.0"),
-            Ok(Some("OpenUpgrade(Some(\"v1.12.0\"))".into()))
+            Ok(Some(
+                "OpenWith(\"upgrade-plan\", \"upgrade v1.12.0\")".into()
+            ))
         );
         assert_eq!(
             parsed("upgrade v1.12.0 now"),

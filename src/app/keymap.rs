@@ -128,8 +128,8 @@ const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("
 #[rustfmt::skip]
 static FLEET_OWN: &[Binding] = &[
     bind(&[Key::ENTER], Action::OpenSelected, "open the selected cluster").footer("open"),
-    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade of the selected cluster"),
-    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade of the selected cluster"),
+    bind(&[Key::char('u')], Action::Open("upgrade-plan"), "plan a Talos upgrade of the selected cluster"),
+    bind(&[Key::char('U')], Action::Open("kube-plan"), "plan a Kubernetes upgrade of the selected cluster"),
 ];
 
 #[rustfmt::skip]
@@ -140,11 +140,11 @@ static CLUSTER_OWN: &[Binding] = &[
     bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
     bind(&[Key::TAB], Action::NextPane, "next pane").footer("pane"),
     bind(&[Key::ENTER], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
-    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade (or show the running one)"),
-    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
+    bind(&[Key::char('u')], Action::Open("upgrade-plan"), "plan a Talos upgrade (or show the running one)"),
+    bind(&[Key::char('U')], Action::Open("kube-plan"), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
     bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
     // Ahead of the live keys: live data and rollouts pause on `Space`.
-    bind(&[Key::char('p')], Action::OpenProvision, "provision new nodes (the wizard; or the running provision)").footer("provision"),
+    bind(&[Key::char('p')], Action::Open("provision"), "provision new nodes (the wizard; or the running provision)").footer("provision"),
 ];
 
 #[rustfmt::skip]
@@ -232,7 +232,7 @@ static DETAIL_OPENS: &[Binding] = &[
 
 /// On the cluster panes and node detail, ahead of their other keys.
 #[rustfmt::skip]
-const OPEN_ACTIONS: Binding = bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member");
+const OPEN_ACTIONS: Binding = bind(&[Key::char('a')], Action::Open("actions"), "actions on the selected node (reboot, drain, restart a service...) or etcd member");
 
 /// On the fleet and the cluster panes, after their other keys.
 #[rustfmt::skip]

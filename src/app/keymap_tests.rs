@@ -83,7 +83,7 @@ fn p_provisions_and_space_pauses_wherever_they_are_bound() {
         for b in bindings(ctx) {
             if b.keys.contains(&Key::char('p')) {
                 assert!(
-                    matches!(b.action, Action::OpenProvision),
+                    matches!(b.action, Action::Open("provision")),
                     "p is {:?} in {ctx:?}",
                     b.action
                 );
@@ -116,7 +116,7 @@ fn big_u_plans_a_kubernetes_upgrade_from_the_fleet() {
     let big_u = press(KeyCode::Char('U'), KeyModifiers::SHIFT);
     assert!(matches!(
         action_for(&state, &big_u),
-        Some(Action::OpenKubernetesUpgrade(None))
+        Some(Action::Open("kube-plan"))
     ));
 }
 

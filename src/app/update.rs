@@ -7,6 +7,7 @@ use super::actions::ProgressNews;
 use super::command;
 use super::message::Message;
 use super::screen::Screen;
+use super::screens::ScreenName;
 use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
@@ -313,30 +314,49 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
     }
 }
 
+/// How the shell opens a screen a key or a `:` command names, when opening it reads more of
+/// the console than a screen module is lent: the selection's menu, a rollout or provision
+/// that runs here, who owns the cluster. The words are the command's (its name first), none
+/// for a key.
+type Opener = fn(&mut AppState, Vec<String>) -> Vec<Effect>;
+
+/// The screens opened by a rule of the shell's, by name; any other opens as it stands
+/// (`shell::open_with`).
+#[rustfmt::skip]
+static OPENERS: &[(ScreenName, Opener)] = &[
+    ("actions", |state, _| super::update_actions::open_menu(state)),
+    ("provision", |state, _| provision::open(state)),
+    ("upgrade-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::TalosOs, words.get(1).cloned())),
+    ("kube-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, words.get(1).cloned())),
+    ("capi", |state, words| match upgrade::usable_cluster(state) {
+        Some(_) => super::shell::open_with(state, "capi", words),
+        None => Vec::new(),
+    }),
+    // `:rollout` and `:provisions`: the progress of the cluster in use's of that kind.
+    (super::shell::PROGRESS, |state, words| match words.first().map(String::as_str) {
+        Some("rollout") => upgrade::show_rollout(state),
+        Some("provisions") => provision::show(state),
+        _ => super::shell::open_with(state, super::shell::PROGRESS, words),
+    }),
+];
+
+/// `Action::Open` and `OpenWith`: screen `name` by its rule, else as it stands.
+fn open(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
+    match OPENERS.iter().find(|(n, _)| *n == name) {
+        Some((_, rule)) => rule(state, words),
+        None => super::shell::open_with(state, name, words),
+    }
+}
+
 /// An action with no overlay or input line open: what opens a screen, an overlay or the
 /// command line, whatever the screen (a key or a `:` command asked it); else the module on
 /// top's keys, or the fleet's, the cluster panes' and node detail's (`update_panes`).
 fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
     let overlay = match action {
-        Action::OpenUpgrade(target) => {
-            return upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target);
-        }
-        Action::OpenKubernetesUpgrade(target) => {
-            return upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target);
-        }
-        Action::OpenProvision => return provision::open(state),
-        Action::ShowProvisions => return provision::show(state),
-        Action::OpenActions => return super::update_actions::open_menu(state),
-        Action::Open(name) => return super::shell::open(state, name),
+        Action::Open(name) => return open(state, name, Vec::new()),
         Action::OpenWith(name, line) => {
             let words = line.split_whitespace().map(String::from).collect();
-            return super::shell::open_with(state, name, words);
-        }
-        Action::OpenOnCluster(name) => {
-            return match upgrade::usable_cluster(state) {
-                Some(_) => super::shell::open(state, name),
-                None => Vec::new(),
-            };
+            return open(state, name, words);
         }
         Action::UseCluster(name) => {
             let (message, effects) = use_cluster_or_context(state, &name);
@@ -348,10 +368,6 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             return vec![Effect::ReloadDiscovery];
         }
         Action::ScreenKey(event) => return super::shell::on_key(state, &event),
-        Action::ShowRollout => {
-            upgrade::show_rollout(state);
-            None
-        }
         Action::ShowPane(pane) => {
             panes::show_pane(state, pane);
             None

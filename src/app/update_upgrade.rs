@@ -126,7 +126,7 @@ pub fn open_plan(
 }
 
 /// `:rollout`: the progress screen of the cluster in use's rollout.
-pub fn show_rollout(state: &mut AppState) {
+pub fn show_rollout(state: &mut AppState) -> Vec<Effect> {
     match target_cluster(state) {
         Some(cluster) if state.progress().is_some_and(|p| p.cluster == cluster) => {
             state.screen = Screen::Module(PROGRESS)
@@ -142,4 +142,5 @@ pub fn show_rollout(state: &mut AppState) {
             ))
         }
     }
+    Vec::new()
 }

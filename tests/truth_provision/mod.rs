@@ -108,7 +108,7 @@ async fn wizard_plan(
 ) -> (Result<ProvisionPlan, String>, Vec<Guard>) {
     state.use_cluster(&cluster.name);
     state.screen = Screen::Cluster(Pane::Nodes);
-    let mut effect = provision_task(update(state, Action::OpenProvision));
+    let mut effect = provision_task(update(state, Action::Open("provision")));
     loop {
         let ProvisionTask::ListSources { provider: p, .. } = &effect else {
             panic!("{effect:?}");

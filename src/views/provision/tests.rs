@@ -124,7 +124,7 @@ fn task_of(effects: &[Effect]) -> Option<&ProvisionTask> {
 /// The wizard open, the templates listed.
 fn wizard() -> AppState {
     let mut s = state();
-    update(&mut s, Action::OpenProvision);
+    update(&mut s, Action::Open("provision"));
     news(
         &mut s,
         ProvisionNews::Sources {
@@ -256,7 +256,7 @@ fn p_on_a_cluster_opens_the_wizard_with_the_clusters_provider_first() {
     let mut s = state();
     let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
     let action = keymap::action_for(&s, &p).unwrap();
-    assert!(matches!(action, Action::OpenProvision));
+    assert!(matches!(action, Action::Open("provision")));
     // p provisions and Space pauses, on every screen that has them.
     let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
     assert!(matches!(
@@ -287,7 +287,7 @@ fn provision_command_opens_it_too_and_no_providers_is_said() {
 
     let mut s = state();
     s.provision.config = Arc::new(Config::default());
-    update(&mut s, Action::OpenProvision);
+    update(&mut s, Action::Open("provision"));
     assert_ne!(s.screen, Screen::Module(NAME));
     let m = s.message.unwrap();
     assert!(m.text.contains("no providers"), "{}", m.text);
@@ -437,7 +437,7 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     assert!(screen_of(&s).plan.is_none());
     // While it runs, p shows it rather than a new wizard, and quitting asks first.
     s.screen = Screen::Cluster(Pane::Nodes);
-    update(&mut s, Action::OpenProvision);
+    update(&mut s, Action::Open("provision"));
     assert_eq!(s.screen, Screen::Module("progress"));
     assert!(screen_of(&s).plan.is_none());
     update(&mut s, Action::Quit);

@@ -291,7 +291,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     // While it runs, U shows the progress screen, not another plan.
     crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
     assert_ne!(state.screen, Screen::Module("progress"));
-    update(&mut state, Action::OpenKubernetesUpgrade(None));
+    update(&mut state, Action::Open("kube-plan"));
     assert_eq!(state.screen, Screen::Module("progress"));
 }
 
@@ -307,7 +307,7 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
         &mut state,
         Action::Event(crate::app::actions::ProgressNews::Journal(Box::new(summary)).told()),
     );
-    update(&mut state, Action::ShowRollout);
+    update(&mut state, Action::OpenWith("progress", "rollout".into()));
     assert_eq!(state.screen, Screen::Module("progress"));
     let effects = press(&mut state, 'r');
     let [Effect::Gate(action)] = effects.as_slice() else {

@@ -107,7 +107,10 @@ fn upgrade_command_takes_a_known_release_and_refuses_others() {
     assert!(p.start_refused().is_some());
 
     let mut state = state_with(fixtures::healthy());
-    update(&mut state, Action::OpenUpgrade(Some("v9.9.9".into())));
+    update(
+        &mut state,
+        Action::OpenWith("upgrade-plan", "upgrade v9.9.9".into()),
+    );
     assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
     assert!(
         state
@@ -284,7 +287,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
     );
     // Another plan on the same cluster now waits for this rollout.
     crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
-    update(&mut state, Action::OpenUpgrade(None));
+    update(&mut state, Action::Open("upgrade-plan"));
     assert_eq!(state.screen, Screen::Module("progress"));
 }
 
@@ -431,7 +434,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
             .contains("did not finish")
     );
     // The plan refuses while the journal's rollout has not ended.
-    update(&mut state, Action::OpenUpgrade(None));
+    update(&mut state, Action::Open("upgrade-plan"));
     assert_eq!(state.screen, Screen::Module("progress"));
     let progress = state.progress().unwrap();
     assert!(!progress.running() && progress.resumable.is_some());
@@ -468,7 +471,7 @@ fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
     });
     let mut state = state_with(status.clone());
     state.identity = "alice@ops1".into();
-    update(&mut state, Action::OpenUpgrade(None));
+    update(&mut state, Action::Open("upgrade-plan"));
     let guard = plan(&state)
         .guards
         .shown
@@ -484,7 +487,7 @@ fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
 
     let mut state = state_with(status);
     state.identity = "bob@jump2".into();
-    update(&mut state, Action::OpenUpgrade(None));
+    update(&mut state, Action::Open("upgrade-plan"));
     assert_eq!(plan(&state).start_refused(), None);
 }
 
