@@ -234,7 +234,7 @@ mod tests {
             }
         }
         state.screens = Default::default();
-        let wide = layout(KeyContext::Fleet, &state, 190);
+        let wide = layout(KeyContext::Screen("fleet"), &state, 190);
         assert_eq!(wide.columns.len(), 2);
         assert!(wide.rows() < help.rows());
     }

@@ -19,10 +19,6 @@ use super::state::{AppState, InputKind, Overlay};
 /// Where the keys go right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyContext {
-    Fleet,
-    Cluster,
-    NodeDetail,
-    Clusters,
     Errors,
     Help,
     CommandLine,
@@ -35,7 +31,9 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
-    /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
+    /// A screen by its name: a main screen's keys (`Screen::name`: `fleet`, `contexts`,
+    /// `cluster`, `node`), or a screen module's (`views/<screen>/`) own keys, then `:`, `?`
+    /// and quit.
     Screen(super::screen_io::ScreenName),
 }
 
@@ -57,13 +55,13 @@ struct Place {
 /// Every key context of the shell, in the order `?` lists them.
 #[rustfmt::skip]
 static PLACES: &[Place] = &[
-    Place { context: KeyContext::Fleet, title: "Cluster list (fleet)",
+    Place { context: KeyContext::Screen("fleet"), title: "Cluster list (fleet)",
         parts: &[Keys(FLEET_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(FLEET_TAIL), Keys(GLOBAL), Moves, Keys(FLEET_OPENS)] },
-    Place { context: KeyContext::Cluster, title: "Cluster panes (nodes, etcd, versions)",
+    Place { context: KeyContext::Screen("cluster"), title: "Cluster panes (nodes, etcd, versions)",
         parts: &[Keys(CLUSTER_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(CLUSTER_OPENS)] },
-    Place { context: KeyContext::NodeDetail, title: "Node detail",
+    Place { context: KeyContext::Screen("node"), title: "Node detail",
         parts: &[Keys(DETAIL_OWN), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(DETAIL_OPENS)] },
-    Place { context: KeyContext::Clusters, title: "Discovery (:contexts)", parts: &[Moves, Keys(CLUSTERS)] },
+    Place { context: KeyContext::Screen("contexts"), title: "Discovery (:contexts)", parts: &[Moves, Keys(CLUSTERS)] },
     Place { context: KeyContext::Errors, title: "Discovery errors", parts: &[Keys(SCROLL), Keys(ERRORS_CLOSE), Keys(CTRL_C_QUITS)] },
     Place { context: KeyContext::CommandLine, title: "Command line (:)", parts: &[Keys(COMMAND_LINE), Keys(DELETE_CHAR), Keys(CANCEL)] },
     Place { context: KeyContext::Filter, title: "Filter (/)", parts: &[Keys(FILTER), Keys(DELETE_CHAR), Keys(FILTER_CLEAR)] },
@@ -374,13 +372,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             InputKind::Filter => KeyContext::Filter,
             InputKind::Screen(_) => KeyContext::TextField,
         },
-        None => match state.screen {
-            Screen::Fleet => KeyContext::Fleet,
-            Screen::Clusters => KeyContext::Clusters,
-            Screen::Cluster(_) => KeyContext::Cluster,
-            Screen::NodeDetail => KeyContext::NodeDetail,
-            Screen::Module(name) => KeyContext::Screen(name),
-        },
+        None => KeyContext::Screen(state.screen.name()),
     }
 }
 

@@ -74,7 +74,7 @@ fn the_too_small_screen_takes_only_quit() {
     let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
     assert!(matches!(q, Some(Action::Quit)));
     state.size = (80, 24);
-    assert_eq!(context(&state), KeyContext::Fleet);
+    assert_eq!(context(&state), KeyContext::Screen("fleet"));
 }
 
 #[test]

@@ -17,6 +17,20 @@ pub enum Screen {
     Module(super::screen_io::ScreenName),
 }
 
+impl Screen {
+    /// Its name: a main screen's (`fleet`, `contexts`, `cluster`, `node`: where `keymap` finds
+    /// its keys), a module's.
+    pub fn name(self) -> super::screen_io::ScreenName {
+        match self {
+            Screen::Fleet => "fleet",
+            Screen::Clusters => "contexts",
+            Screen::Cluster(_) => "cluster",
+            Screen::NodeDetail => "node",
+            Screen::Module(name) => name,
+        }
+    }
+}
+
 /// The panes of the cluster view, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
