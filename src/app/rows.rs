@@ -4,6 +4,7 @@
 //! use. Cells not known yet are placeholders, never waits.
 use std::collections::HashMap;
 
+use super::screen::TableKind;
 use super::state::AppState;
 use super::tables::{Column, Order, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
@@ -88,6 +89,38 @@ pub const CLUSTER_COLUMNS: &[Column] = &[
     col("ENDPOINTS", Width::Fill(4)),
     col("PAIRED BY", Width::Content),
 ];
+
+/// One of the console's own tables, said once: its columns, its rows as the state shows
+/// them, the column it sorts by until the operator sorts, its title and what it says while
+/// it has no rows.
+#[derive(Debug)]
+pub struct TableSpec {
+    pub columns: &'static [Column],
+    pub rows: fn(&AppState) -> Vec<TableRow>,
+    pub default_sort: usize,
+    pub title: &'static str,
+    pub empty: &'static str,
+}
+
+/// What the fleet and the discovery list say when discovery found nothing.
+const NO_CLUSTERS: &str = "No clusters found in kubeconfig or talosconfig. `taloscope info` shows where taloscope looked.";
+
+/// Every table's spec, in `TableKind` order.
+#[rustfmt::skip]
+pub static SPECS: [TableSpec; 5] = [
+    TableSpec { columns: FLEET_COLUMNS, rows: fleet_rows, default_sort: FLEET_DEFAULT_SORT, title: "Clusters", empty: NO_CLUSTERS },
+    TableSpec { columns: CLUSTER_COLUMNS, rows: cluster_rows, default_sort: 0, title: "Clusters", empty: NO_CLUSTERS },
+    TableSpec { columns: NODE_COLUMNS, rows: node_rows, default_sort: NODE_DEFAULT_SORT, title: "Nodes", empty: "No node has answered yet." },
+    TableSpec { columns: ETCD_COLUMNS, rows: etcd_rows, default_sort: 0, title: "etcd", empty: "No etcd member known yet." },
+    TableSpec { columns: VERSION_COLUMNS, rows: version_rows, default_sort: 0, title: "Versions", empty: "No node has answered yet." },
+];
+
+impl TableKind {
+    /// The table's spec.
+    pub fn spec(self) -> &'static TableSpec {
+        &SPECS[self as usize]
+    }
+}
 
 /// One row per discovered cluster: its contexts, the Talos endpoints (the API server of a
 /// cluster with only a kube context) and how it was paired; the cluster in use stands out.

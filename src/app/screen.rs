@@ -63,7 +63,8 @@ impl Pane {
     }
 }
 
-/// The tables the operator can filter, sort and select in.
+/// The tables the operator can filter, sort and select in; each one's spec is
+/// `TableKind::spec` (`rows`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TableKind {
     Fleet,

@@ -14,11 +14,8 @@ use crate::approval::PendingConfirmation;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
-    pub fleet: TableView,
-    pub clusters: TableView,
-    pub nodes: TableView,
-    pub etcd: TableView,
-    pub versions: TableView,
+    /// How each table is looked at, in `TableKind` order.
+    views: [TableView; 5],
     /// The nodes whose usage the pollers were last asked to read, by cluster.
     pub usage_asked: Option<(String, Vec<crate::node_resources::NodeIdentity>)>,
     /// The nodes (by address) whose configurations the pollers were asked to compare, by
@@ -27,20 +24,13 @@ pub struct Tables {
 }
 
 impl Default for Tables {
-    /// The fleet and the nodes pane start problems first; the other cluster panes by name.
+    /// Each table sorted by its spec's default (the fleet and the nodes pane problems first).
     fn default() -> Tables {
         Tables {
-            fleet: TableView {
-                sort: super::rows::FLEET_DEFAULT_SORT,
+            views: super::rows::SPECS.each_ref().map(|spec| TableView {
+                sort: spec.default_sort,
                 ..TableView::default()
-            },
-            nodes: TableView {
-                sort: super::rows::NODE_DEFAULT_SORT,
-                ..TableView::default()
-            },
-            clusters: TableView::default(),
-            etcd: TableView::default(),
-            versions: TableView::default(),
+            }),
             usage_asked: None,
             drift_asked: Default::default(),
         }
@@ -49,23 +39,11 @@ impl Default for Tables {
 
 impl Tables {
     pub fn get(&self, kind: TableKind) -> &TableView {
-        match kind {
-            TableKind::Fleet => &self.fleet,
-            TableKind::Clusters => &self.clusters,
-            TableKind::Nodes => &self.nodes,
-            TableKind::Etcd => &self.etcd,
-            TableKind::Versions => &self.versions,
-        }
+        &self.views[kind as usize]
     }
 
     pub fn get_mut(&mut self, kind: TableKind) -> &mut TableView {
-        match kind {
-            TableKind::Fleet => &mut self.fleet,
-            TableKind::Clusters => &mut self.clusters,
-            TableKind::Nodes => &mut self.nodes,
-            TableKind::Etcd => &mut self.etcd,
-            TableKind::Versions => &mut self.versions,
-        }
+        &mut self.views[kind as usize]
     }
 }
 
@@ -298,7 +276,7 @@ impl AppState {
         if !self.clusters.iter().any(|c| c.name == name) {
             return false;
         }
-        self.tables.clusters.filter.clear();
+        self.tables.get_mut(TableKind::Clusters).filter.clear();
         self.select(TableKind::Clusters, name);
         self.current = Some(name.to_string());
         true

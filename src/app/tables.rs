@@ -4,7 +4,6 @@
 //! selection by row identity; views draw it.
 use std::cmp::Ordering;
 
-use super::rows;
 use super::screen::{TableKind, TableView};
 use super::state::AppState;
 
@@ -271,15 +270,9 @@ impl TableData {
 
 /// The rows of `kind` as `state` shows them.
 pub fn table(state: &AppState, kind: TableKind) -> TableData {
-    let (columns, rows) = match kind {
-        TableKind::Fleet => (rows::FLEET_COLUMNS, rows::fleet_rows(state)),
-        TableKind::Clusters => (rows::CLUSTER_COLUMNS, rows::cluster_rows(state)),
-        TableKind::Nodes => (rows::NODE_COLUMNS, rows::node_rows(state)),
-        TableKind::Etcd => (rows::ETCD_COLUMNS, rows::etcd_rows(state)),
-        TableKind::Versions => (rows::VERSION_COLUMNS, rows::version_rows(state)),
-    };
-    let view = state.tables.get(kind);
-    shape(kind, columns, rows, view)
+    let spec = kind.spec();
+    let rows = (spec.rows)(state);
+    shape(kind, spec.columns, rows, state.tables.get(kind))
 }
 
 /// The key of the row selected in table `kind` (its first row when none is), as prepared

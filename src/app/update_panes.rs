@@ -101,7 +101,7 @@ fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
     };
     let data = super::prepared::table(state, TableKind::Nodes);
     let room = usize::from(state.size.1);
-    let first = (data.selected_index(&state.tables.nodes) + 1).saturating_sub(room);
+    let first = (data.selected_index(state.tables.get(TableKind::Nodes)) + 1).saturating_sub(room);
     (data.rows.iter().skip(first).take(room))
         .filter_map(|row| live.status.nodes.iter().find(|n| n.address == row.key))
         .filter(|n| !n.address.is_empty())

@@ -91,13 +91,19 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
     update(&mut s, report("alpha", node("b", "127.10.0.2", None), t0));
     // Sort by READY (column 5; SOURCE and STAGE are not shown at 80; the pane starts
     // problems first, by ISSUE), select "b".
-    assert_eq!(s.tables.nodes.sort, crate::app::rows::NODE_DEFAULT_SORT);
+    assert_eq!(
+        s.tables.get(TableKind::Nodes).sort,
+        crate::app::rows::NODE_DEFAULT_SORT
+    );
     for _ in 0..4 {
         update(&mut s, Action::SortNext);
     }
-    assert_eq!(s.tables.nodes.sort, 5);
+    assert_eq!(s.tables.get(TableKind::Nodes).sort, 5);
     update(&mut s, Action::Move(Move::Down));
-    assert_eq!(s.tables.nodes.selected.as_deref(), Some("127.10.0.2"));
+    assert_eq!(
+        s.tables.get(TableKind::Nodes).selected.as_deref(),
+        Some("127.10.0.2")
+    );
     // "a" goes DOWN and sorts after "b" now; the selection stays on "b".
     update(
         &mut s,
@@ -105,7 +111,10 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
     );
     let data = tables::table(&s, TableKind::Nodes);
     assert_eq!(data.rows[0].key, "127.10.0.1");
-    assert_eq!(data.selected_key(&s.tables.nodes), Some("127.10.0.2"));
+    assert_eq!(
+        data.selected_key(s.tables.get(TableKind::Nodes)),
+        Some("127.10.0.2")
+    );
 }
 
 #[test]
@@ -115,7 +124,7 @@ fn sort_cycles_through_the_columns_on_screen_only() {
         let mut seen = Vec::new();
         for _ in 0..super::super::rows::FLEET_COLUMNS.len() {
             update(s, Action::SortNext);
-            seen.push(s.tables.fleet.sort);
+            seen.push(s.tables.get(TableKind::Fleet).sort);
         }
         seen
     };
@@ -214,7 +223,7 @@ fn filter_applies_to_the_table_on_screen() {
     update(&mut s, Action::Submit);
     assert_eq!(tables::table(&s, TableKind::Nodes).rows.len(), 1);
     assert!(
-        s.tables.clusters.filter.is_empty(),
+        s.tables.get(TableKind::Clusters).filter.is_empty(),
         "the discovery list's filter is untouched"
     );
     update(&mut s, Action::Back);

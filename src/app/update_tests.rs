@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::app::binding::Move;
 use crate::app::message::Level;
+use crate::app::screen::TableKind;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
 
@@ -85,7 +86,7 @@ fn filter_matches_names_and_contexts_case_insensitively() {
     assert_eq!(listed(&s), vec!["staging"]);
     update(&mut s, Action::Submit);
     assert!(s.input.is_none());
-    assert_eq!(s.tables.clusters.filter, "LAB");
+    assert_eq!(s.tables.get(TableKind::Clusters).filter, "LAB");
     // Esc on the list clears the kept filter.
     update(&mut s, Action::Back);
     assert_eq!(listed(&s).len(), 3);
@@ -100,7 +101,7 @@ fn esc_in_filter_clears_it() {
     assert_eq!(listed(&s).len(), 2);
     update(&mut s, Action::Back);
     assert!(s.input.is_none());
-    assert!(s.tables.clusters.filter.is_empty());
+    assert!(s.tables.get(TableKind::Clusters).filter.is_empty());
 }
 
 #[test]

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::app::action::AppEvent;
 use crate::app::message::Message;
-use crate::app::screen::{Pane, Screen};
+use crate::app::screen::{Pane, Screen, TableKind};
 use crate::app::state::AppState;
 use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
@@ -232,7 +232,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
                 .as_ref()
                 .is_some_and(|k| Some(&k.name) == current_kube.as_ref())
     });
-    state.tables.clusters.selected = current.map(|c| c.name.clone());
+    state.tables.get_mut(TableKind::Clusters).selected = current.map(|c| c.name.clone());
     state
 }
 
@@ -278,7 +278,10 @@ mod tests {
     #[test]
     fn current_context_is_selected_not_used() {
         let state = initial_state(discovery(), &GlobalArgs::default());
-        assert_eq!(state.tables.clusters.selected.as_deref(), Some("b"));
+        assert_eq!(
+            state.tables.get(TableKind::Clusters).selected.as_deref(),
+            Some("b")
+        );
         assert_eq!(state.current, None);
     }
 

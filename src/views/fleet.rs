@@ -132,7 +132,7 @@ pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
         Constraint::Length(1),
     ]));
     table.render_rows(rows, buf);
-    let key = data.selected_key(&state.tables.fleet);
+    let key = data.selected_key(state.tables.get(TableKind::Fleet));
     let rollout = key
         .and_then(|k| state.fleet.cluster(k))
         .and_then(|l| l.status.rollout.as_ref());

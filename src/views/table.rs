@@ -19,9 +19,6 @@ use crate::app::state::AppState;
 use crate::app::tables::{TableData, Tone, Width, text_width};
 use crate::tui::Role;
 
-/// What the fleet and the discovery list say when discovery found nothing.
-const NO_CLUSTERS: &str = "No clusters found in kubeconfig or talosconfig. `taloscope info` shows where taloscope looked.";
-
 /// One column to lay out: how it takes its width, its content's width (the
 /// widest cell) and its title's (with the sort arrow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,27 +208,21 @@ pub struct DataTable<'a> {
 
 impl<'a> DataTable<'a> {
     /// One of the console's own tables (the fleet and the cluster's panes) as `state` looks
-    /// at it; its title and what it says while empty go with its kind.
+    /// at it; its title and what it says while empty are its spec's (`TableKind::spec`).
     pub fn pane(
         state: &'a AppState,
         data: &'a TableData,
         look: &'a Look,
         active: bool,
     ) -> DataTable<'a> {
-        let (title, empty) = match data.kind {
-            TableKind::Fleet | TableKind::Clusters => ("Clusters", NO_CLUSTERS),
-            TableKind::Nodes => ("Nodes", "No node has answered yet."),
-            TableKind::Etcd => ("etcd", "No etcd member known yet."),
-            TableKind::Versions => ("Versions", "No node has answered yet."),
-        };
-        let view = state.tables.get(data.kind);
+        let spec = data.kind.spec();
         DataTable {
             data,
-            view,
+            view: state.tables.get(data.kind),
             look,
-            title,
+            title: spec.title,
             active,
-            empty,
+            empty: spec.empty,
         }
     }
 

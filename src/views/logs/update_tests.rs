@@ -6,6 +6,7 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::app::action::{Action, AppEvent, PollerCommand};
+use crate::app::screen::TableKind;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{cluster_screen, press};
@@ -177,7 +178,7 @@ fn the_filter_typed_on_the_log_screen_is_the_views_and_esc_clears_it() {
     typed(&mut s, "slow");
     let view = screen(&s).view.as_ref().expect("view");
     assert_eq!(view.filter, "slow");
-    assert!(s.tables.etcd.filter.is_empty());
+    assert!(s.tables.get(TableKind::Etcd).filter.is_empty());
     let effects = press(&mut s, KeyCode::Esc);
     assert!(effects.is_empty(), "clearing the filter keeps the streams");
     assert_eq!(s.screen, LOGS);
