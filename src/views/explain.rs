@@ -12,24 +12,6 @@ use crate::tui::Role;
 
 const WIDTH: u16 = 72;
 
-pub struct ExplainPopup<'a> {
-    title: &'a str,
-    text: &'a str,
-    scroll: u16,
-    look: &'a Look,
-}
-
-impl<'a> ExplainPopup<'a> {
-    pub fn new(title: &'a str, text: &'a str, scroll: u16, look: &'a Look) -> ExplainPopup<'a> {
-        ExplainPopup {
-            title,
-            text,
-            scroll,
-            look,
-        }
-    }
-}
-
 /// The frame of a popup Esc closes, titled `title`.
 pub(super) fn popup_block(look: &Look, title: String) -> Block<'static> {
     let s = &look.styles;
@@ -37,25 +19,23 @@ pub(super) fn popup_block(look: &Look, title: String) -> Block<'static> {
         .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)))
 }
 
-impl Widget for &ExplainPopup<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let width = WIDTH.min(area.width);
-        let text_width = usize::from(width.saturating_sub(4)).max(1);
-        // Wrapped height, roughly: each paragraph's width over the text width.
-        let lines: u16 = self
-            .text
-            .split('\n')
-            .map(|p| (unicode_width::UnicodeWidthStr::width(p) / text_width + 1) as u16)
-            .sum();
-        let popup = centered(area, width, lines.saturating_add(3));
-        let block = popup_block(self.look, format!(" Why: {} ", self.title));
-        Clear.render(popup, buf);
-        Paragraph::new(self.text.to_string())
-            .block(block)
-            .style(s.get(Role::Popup))
-            .wrap(Wrap { trim: true })
-            .scroll((self.scroll, 0))
-            .render(popup, buf);
-    }
+/// Draws the explanation `text` of `title` over `area`, scrolled by `scroll`.
+pub fn render(title: &str, text: &str, scroll: u16, look: &Look, area: Rect, buf: &mut Buffer) {
+    let s = &look.styles;
+    let width = WIDTH.min(area.width);
+    let text_width = usize::from(width.saturating_sub(4)).max(1);
+    // Wrapped height, roughly: each paragraph's width over the text width.
+    let lines: u16 = text
+        .split('\n')
+        .map(|p| (unicode_width::UnicodeWidthStr::width(p) / text_width + 1) as u16)
+        .sum();
+    let popup = centered(area, width, lines.saturating_add(3));
+    let block = popup_block(look, format!(" Why: {title} "));
+    Clear.render(popup, buf);
+    Paragraph::new(text.to_string())
+        .block(block)
+        .style(s.get(Role::Popup))
+        .wrap(Wrap { trim: true })
+        .scroll((scroll, 0))
+        .render(popup, buf);
 }

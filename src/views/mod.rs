@@ -139,7 +139,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             title,
             text,
             scroll,
-        }) => (&explain::ExplainPopup::new(title, text, *scroll, look)).render(body, buf),
+        }) => explain::render(title, text, *scroll, look, body, buf),
         Some(Overlay::Confirm(confirm)) => {
             let view = plan::confirm::ConfirmPopup::new(confirm, look);
             (&view).render(body, buf);
