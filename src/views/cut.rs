@@ -66,7 +66,7 @@ pub fn fit_kind_apart(text: &str, width: usize, ellipsis: &str, shared: usize) -
 }
 
 /// The longest start of `text` at most `width` columns wide.
-fn take_width(text: &str, width: usize) -> &str {
+pub(super) fn take_width(text: &str, width: usize) -> &str {
     let mut used = 0;
     for (i, c) in text.char_indices() {
         let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);

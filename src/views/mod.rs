@@ -180,16 +180,7 @@ pub fn fit(text: &str, width: usize, ellipsis: &str) -> String {
         return text.to_string();
     }
     let room = width.saturating_sub(ellipsis.width());
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w > room {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
+    let mut out = cut::take_width(text, room).to_string();
     if width >= ellipsis.width() {
         out.push_str(ellipsis);
     }
