@@ -127,20 +127,15 @@ pub fn open_plan(
 
 /// `:rollout`: the progress screen of the cluster in use's rollout.
 pub fn show_rollout(state: &mut AppState) -> Vec<Effect> {
-    match target_cluster(state) {
-        Some(cluster) if state.progress().is_some_and(|p| p.cluster == cluster) => {
-            state.screen = Screen::Module(PROGRESS)
-        }
-        Some(cluster) => {
-            state.message = Some(Message::info(format!(
-                "no rollout of {cluster} from this console (u plans one)"
-            )))
-        }
-        None => {
-            state.message = Some(Message::warn(
-                "no cluster in use: Enter on the fleet or :ctx NAME",
-            ))
-        }
+    let Some(cluster) = usable_cluster(state) else {
+        return Vec::new();
+    };
+    if state.progress().is_some_and(|p| p.cluster == cluster) {
+        state.screen = Screen::Module(PROGRESS);
+    } else {
+        state.message = Some(Message::info(format!(
+            "no rollout of {cluster} from this console (u plans one)"
+        )));
     }
     Vec::new()
 }
