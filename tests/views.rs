@@ -5,6 +5,7 @@
 mod view_support;
 
 use taloscope::app::binding::Move;
+use taloscope::app::state::Overlay;
 use taloscope::app::{Action, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
 use view_support::{
@@ -76,7 +77,7 @@ fn readonly_marker_and_filter() {
 #[test]
 fn help_overlay() {
     let mut s = state(false);
-    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::Overlay(Overlay::Help { scroll: 0 }));
     let buf = render_buffer(&s, &look(Mode::Ascii), 80, 24);
     assert_ascii(&buf);
     insta::assert_snapshot!(snapshot(&buf));
@@ -85,7 +86,7 @@ fn help_overlay() {
 #[test]
 fn help_overlay_tall_shows_everything() {
     let mut s = state(false);
-    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::Overlay(Overlay::Help { scroll: 0 }));
     let text = snapshot(&render_buffer(&s, &look(Mode::NoColor), 160, 230));
     for needle in [
         ":ctx NAME",
@@ -100,7 +101,7 @@ fn help_overlay_tall_shows_everything() {
 #[test]
 fn errors_overlay() {
     let mut s = state(false);
-    update(&mut s, Action::OpenErrors);
+    update(&mut s, Action::Overlay(Overlay::Errors { scroll: 0 }));
     insta::assert_snapshot!(snapshot(&render_buffer(&s, &look(Mode::Default), 80, 24)));
 }
 
@@ -152,7 +153,7 @@ fn help_starts_with_where_you_are_and_fits_the_screen() {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::Open("upgrade-plan"));
-    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::Overlay(Overlay::Help { scroll: 0 }));
     for (w, h) in [(80, 24), (200, 50)] {
         let text = screen_text_at(&s, w, h);
         let first = text.lines().nth(2).unwrap_or_default();
@@ -185,7 +186,7 @@ fn help_starts_with_where_you_are_and_fits_the_screen() {
 #[test]
 fn help_lists_every_command_with_a_space_after_it() {
     let mut s = state(false);
-    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::Overlay(Overlay::Help { scroll: 0 }));
     // Tall enough for the whole help in two columns, the commands last.
     let text = screen_text_at(&s, 200, 230);
     assert!(

@@ -34,8 +34,8 @@ pub enum Action {
     /// `h`/Left and Right in the node detail.
     PreviousNode,
     NextNode,
-    OpenHelp,
-    OpenErrors,
+    /// `?`, `e`, `:help`, `:errors`, `:messages`: that overlay over the screen.
+    Overlay(super::state::Overlay),
     OpenCommandLine,
     OpenFilter,
     /// Esc: close the overlay, cancel the input line, or clear the filter.
@@ -78,8 +78,6 @@ pub enum Action {
     UseCluster(String),
     /// `:fleet`, `:contexts`: that screen.
     Show(super::screen::Screen),
-    /// `:messages`: every message shown so far.
-    OpenMessages,
     /// `:reload`: discovery again.
     Reload,
     /// A key the screen module on top binds; it reads the key with its own table.

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use super::action::Action;
 use super::screen::{Pane, Screen};
+use super::state::Overlay;
 
 /// One command as help lists it, and the action it asks.
 #[derive(Debug, Clone, Copy)]
@@ -23,11 +24,11 @@ pub const COMMANDS: &[CommandSpec] = &[
     command("provisions", "", "the VMs this console provisioned for the cluster in use", |w| open("progress", w)),
     command("ctx", "NAME", "use cluster NAME", |w| Action::UseCluster(w[1..].join(" "))),
     command("contexts", "", "how discovery paired talos and kube contexts", |_| Action::Show(Screen::Clusters)),
-    command("messages", "", "the messages shown so far, newest first, whole", |_| Action::OpenMessages),
-    command("errors", "", "show discovery errors", |_| Action::OpenErrors),
+    command("messages", "", "the messages shown so far, newest first, whole", |_| Action::Overlay(Overlay::Messages { scroll: 0 })),
+    command("errors", "", "show discovery errors", |_| Action::Overlay(Overlay::Errors { scroll: 0 })),
     command("etcd", "", "etcd pane of the cluster in use", |_| Action::ShowPane(Pane::Etcd)),
     command("fleet", "", "every cluster, one row each", |_| Action::Show(Screen::Fleet)),
-    command("help", "", "show keys and commands", |_| Action::OpenHelp),
+    command("help", "", "show keys and commands", |_| Action::Overlay(Overlay::Help { scroll: 0 })),
     command("nodes", "", "nodes pane of the cluster in use", |_| Action::ShowPane(Pane::Nodes)),
     command("q", "", "quit", |_| Action::Quit),
     command("quit", "", "quit", |_| Action::Quit),

@@ -120,7 +120,8 @@ impl KeyContext {
 const QUIT: &[Key] = &[Key::char('q'), Key::ctrl('c')];
 
 /// `?`: the help overlay, listing the keys of the screen under it.
-const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
+#[rustfmt::skip]
+const HELP: Binding = bind(&[Key::char('?')], Action::Overlay(Overlay::Help { scroll: 0 }), "help").footer("help");
 
 /// The fleet, cluster panes and node detail: moving through rows, filter and sort, live data.
 #[rustfmt::skip]
@@ -171,7 +172,7 @@ fn on_the_nodes_pane(state: &AppState) -> bool {
 
 #[rustfmt::skip]
 static FLEET_TAIL: &[Binding] = &[
-    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors"),
+    bind(&[Key::char('e')], Action::Overlay(Overlay::Errors { scroll: 0 }), "show discovery errors"),
     bind(&[Key::ESC], Action::Back, "clear the filter"),
 ];
 
@@ -195,7 +196,7 @@ static CLUSTERS: &[Binding] = &[
     bind(&[Key::ENTER], Action::OpenSelected, "use the selected cluster").footer("use"),
     bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
     bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
-    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
+    bind(&[Key::char('e')], Action::Overlay(Overlay::Errors { scroll: 0 }), "show discovery errors").footer("errors"),
     HELP,
     bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
     bind(QUIT, Action::Quit, "quit").footer("quit"),

@@ -380,9 +380,7 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.open_input(InputKind::Command, String::new());
             None
         }
-        Action::OpenHelp => Some(Overlay::Help { scroll: 0 }),
-        Action::OpenErrors => Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenMessages => Some(Overlay::Messages { scroll: 0 }),
+        Action::Overlay(overlay) => Some(overlay),
         // The rest are a screen's own keys; a module on top takes its own as `ScreenKey`.
         _ if matches!(state.screen, Screen::Module(_)) => None,
         other => return panes::on_screen(state, other),

@@ -217,12 +217,12 @@ fn pasted_newline_does_not_submit() {
 #[test]
 fn help_and_errors_overlays_close_with_back() {
     let mut s = state();
-    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::Overlay(Overlay::Help { scroll: 0 }));
     update(&mut s, Action::Move(Move::Down));
     assert_eq!(s.overlay, Some(Overlay::Help { scroll: 1 }));
     update(&mut s, Action::Back);
     assert_eq!(s.overlay, None);
-    update(&mut s, Action::OpenErrors);
+    update(&mut s, Action::Overlay(Overlay::Errors { scroll: 0 }));
     assert_eq!(s.overlay, Some(Overlay::Errors { scroll: 0 }));
     // Keys in an overlay do not move the list underneath.
     update(&mut s, Action::Move(Move::Down));

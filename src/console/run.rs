@@ -397,6 +397,7 @@ mod tests {
     use super::*;
     use crate::app::binding::Move;
     use crate::app::message::Level;
+    use crate::app::state::Overlay;
     use crate::approval::{AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
 
@@ -510,7 +511,7 @@ mod tests {
         );
         c.state.size = (80, 24);
         apply(&mut c.state, Action::Move(Move::Down));
-        apply(&mut c.state, Action::OpenHelp);
+        apply(&mut c.state, Action::Overlay(Overlay::Help { scroll: 0 }));
         assert!(draw_if_changed(&mut terminal, &c, &mut shown).unwrap());
     }
 
