@@ -22,7 +22,7 @@ use view_support::{all_renders_default_styles, press, screen_text_at};
 fn pane(scenario: &str, pane: Pane) -> AppState {
     let mut s = scenarios::state(&[scenario]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::ShowPane(pane));
+    update(&mut s, Action::Show(Screen::Cluster(pane)));
     assert_eq!(s.screen, Screen::Cluster(pane));
     s
 }

@@ -27,7 +27,7 @@ fn etcd_line(node: usize, i: u64) -> String {
 fn on_healthy(pane: Pane) -> AppState {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::ShowPane(pane));
+    update(&mut s, Action::Show(Screen::Cluster(pane)));
     s
 }
 

@@ -47,7 +47,7 @@ fn nodes() {
 fn etcd() {
     for scenario in SCENARIOS {
         let mut s = opened(scenario);
-        update(&mut s, Action::ShowPane(Pane::Etcd));
+        update(&mut s, Action::Show(Screen::Cluster(Pane::Etcd)));
         insta::assert_snapshot!(format!("etcd_{scenario}"), all_renders(&s));
     }
 }
@@ -56,7 +56,7 @@ fn etcd() {
 fn versions() {
     for scenario in SCENARIOS {
         let mut s = opened(scenario);
-        update(&mut s, Action::ShowPane(Pane::Versions));
+        update(&mut s, Action::Show(Screen::Cluster(Pane::Versions)));
         insta::assert_snapshot!(format!("versions_{scenario}"), all_renders(&s));
     }
 }
@@ -122,7 +122,7 @@ fn cp2_down_says_what_is_wrong_everywhere() {
     let nodes = text_at(&s, 80, 24);
     assert!(nodes.contains("DOWN"), "nodes pane:\n{nodes}");
     assert!(nodes.contains("stale 35s"), "nodes pane:\n{nodes}");
-    update(&mut s, Action::ShowPane(Pane::Etcd));
+    update(&mut s, Action::Show(Screen::Cluster(Pane::Etcd)));
     let etcd = text_at(&s, 80, 24);
     assert!(
         etcd.contains("3 members, 2 healthy, quorum 2, can lose 0"),
@@ -131,7 +131,7 @@ fn cp2_down_says_what_is_wrong_everywhere() {
     let healthy = {
         let mut s = scenarios::state(&["healthy"]);
         update(&mut s, Action::OpenSelected);
-        update(&mut s, Action::ShowPane(Pane::Etcd));
+        update(&mut s, Action::Show(Screen::Cluster(Pane::Etcd)));
         text_at(&s, 80, 24)
     };
     assert!(
@@ -149,7 +149,7 @@ fn mixed_talos_minors_are_a_skew_warning_with_its_reason() {
         text_at(&f, 200, 50)
     };
     assert!(fleet_row.contains("v1.10.7..v1.11.3"), "{fleet_row}");
-    update(&mut s, Action::ShowPane(Pane::Versions));
+    update(&mut s, Action::Show(Screen::Cluster(Pane::Versions)));
     let text = text_at(&s, 200, 50);
     assert!(
         text.contains("nodes on different Talos minors: v1.10.7 on w-2"),
@@ -192,7 +192,7 @@ fn an_etcd_alarm_makes_the_member_unhealthy_everywhere() {
     let fleet = text_at(&s, 200, 50);
     assert!(fleet.contains("cp-1 alarm NOSPACE"), "fleet row:\n{fleet}");
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::ShowPane(Pane::Etcd));
+    update(&mut s, Action::Show(Screen::Cluster(Pane::Etcd)));
     let etcd = text_at(&s, 200, 50);
     assert!(etcd.contains("1 member, 0 healthy"), "etcd pane:\n{etcd}");
     assert!(!etcd.contains("members,"), "etcd pane:\n{etcd}");

@@ -315,7 +315,7 @@ fn a_long_halt_reason_wraps_instead_of_being_cut() {
 fn kube_plan(scenario: &str) -> AppState {
     let mut s = scenarios::state(&[scenario]);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::ShowPane(Pane::Versions));
+    update(&mut s, Action::Show(Screen::Cluster(Pane::Versions)));
     update(&mut s, Action::Open("kube-plan"));
     assert_eq!(s.screen, Screen::Module(KUBE_PLAN), "{:?}", s.message);
     s

@@ -19,8 +19,6 @@ pub enum Action {
     /// Enter: open the selected row (a cluster on the fleet, a node on the nodes pane), or use
     /// it (a cluster on the discovery list).
     OpenSelected,
-    /// `1`/`2`/`3`: show one pane of the cluster view.
-    ShowPane(super::screen::Pane),
     /// Tab: the next pane.
     NextPane,
     /// `s`: sort by the next column.
@@ -76,7 +74,8 @@ pub enum Action {
     OpenWith(super::screen_io::ScreenName, std::borrow::Cow<'static, str>),
     /// `:ctx NAME`: use the cluster of that name, or the cluster one of whose contexts it is.
     UseCluster(String),
-    /// `:fleet`, `:contexts`: that screen.
+    /// `:fleet`, `:contexts`: that screen; `1`/`2`/`3`, `:nodes`, `:etcd`, `:versions`: that
+    /// pane of the cluster view (`update_panes::show_pane`).
     Show(super::screen::Screen),
     /// `:reload`: discovery again.
     Reload,

@@ -26,17 +26,17 @@ pub const COMMANDS: &[CommandSpec] = &[
     command("contexts", "", "how discovery paired talos and kube contexts", |_| Action::Show(Screen::Clusters)),
     command("messages", "", "the messages shown so far, newest first, whole", |_| Action::Overlay(Overlay::Messages { scroll: 0 })),
     command("errors", "", "show discovery errors", |_| Action::Overlay(Overlay::Errors { scroll: 0 })),
-    command("etcd", "", "etcd pane of the cluster in use", |_| Action::ShowPane(Pane::Etcd)),
+    command("etcd", "", "etcd pane of the cluster in use", |_| Action::Show(Screen::Cluster(Pane::Etcd))),
     command("fleet", "", "every cluster, one row each", |_| Action::Show(Screen::Fleet)),
     command("help", "", "show keys and commands", |_| Action::Overlay(Overlay::Help { scroll: 0 })),
-    command("nodes", "", "nodes pane of the cluster in use", |_| Action::ShowPane(Pane::Nodes)),
+    command("nodes", "", "nodes pane of the cluster in use", |_| Action::Show(Screen::Cluster(Pane::Nodes))),
     command("q", "", "quit", |_| Action::Quit),
     command("quit", "", "quit", |_| Action::Quit),
     command("reload", "", "read kubeconfig and talosconfig again", |_| Action::Reload),
     command("rollout", "", "progress of this console's rollout on the cluster in use", |w| open("progress", w)),
     command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use", |w| open("upgrade-plan", w)),
     command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use", |w| open("kube-plan", w)),
-    command("versions", "", "versions pane: skew and upgrade targets", |_| Action::ShowPane(Pane::Versions)),
+    command("versions", "", "versions pane: skew and upgrade targets", |_| Action::Show(Screen::Cluster(Pane::Versions))),
     command("logs", "SERVICE [NODE...]", "follow a service's logs on the nodes named (none: every node running it)", |w| open("logs", w)),
     command("dmesg", "NODE", "follow a node's kernel log", |w| open("logs", w)),
     command("health", "", "run the health checks of the cluster in use (a checklist)", |_| Action::Open("health")),
@@ -207,7 +207,7 @@ mod tests {
         );
         assert_eq!(parsed(""), Ok(None));
         assert_eq!(parsed("nodez"), Err(CommandError::Unknown("nodez".into())));
-        assert_eq!(parsed("etcd"), Ok(Some("ShowPane(Etcd)".into())));
+        assert_eq!(parsed("etcd"), Ok(Some("Show(Cluster(Etcd))".into())));
         assert!(matches!(
             parse("ctx"),
             Err(CommandError::MissingArgument { .. })

@@ -134,9 +134,9 @@ static FLEET_OWN: &[Binding] = &[
 #[rustfmt::skip]
 static CLUSTER_OWN: &[Binding] = &[
     OPEN_ACTIONS,
-    bind(&[Key::char('1')], Action::ShowPane(Pane::Nodes), "nodes pane"),
-    bind(&[Key::char('2')], Action::ShowPane(Pane::Etcd), "etcd pane"),
-    bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
+    bind(&[Key::char('1')], Action::Show(Screen::Cluster(Pane::Nodes)), "nodes pane"),
+    bind(&[Key::char('2')], Action::Show(Screen::Cluster(Pane::Etcd)), "etcd pane"),
+    bind(&[Key::char('3')], Action::Show(Screen::Cluster(Pane::Versions)), "versions pane"),
     bind(&[Key::TAB], Action::NextPane, "next pane").footer("pane"),
     bind(&[Key::ENTER], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
     bind(&[Key::char('u')], Action::Open("upgrade-plan"), "plan a Talos upgrade (or show the running one)"),

@@ -368,7 +368,7 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             return vec![Effect::ReloadDiscovery];
         }
         Action::ScreenKey(event) => return super::shell::on_key(state, &event),
-        Action::ShowPane(pane) => {
+        Action::Show(Screen::Cluster(pane)) => {
             panes::show_pane(state, pane);
             None
         }
