@@ -28,6 +28,10 @@ impl Message {
     pub fn error(text: impl Into<String>) -> Message {
         Message::at(Level::Error, text)
     }
+    /// What a step that needs the cluster in use says when there is none.
+    pub fn no_cluster_in_use() -> Message {
+        Message::warn("no cluster in use: Enter on the fleet or :ctx NAME")
+    }
     fn at(level: Level, text: impl Into<String>) -> Message {
         let text = text.into();
         Message { level, text }

@@ -20,10 +20,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     if super::shell::shows_running(state) {
         return Vec::new();
     }
-    let Some(cluster) = state.current.clone() else {
-        state.message = Some(Message::warn(
-            "no cluster in use: Enter on the fleet or :ctx NAME",
-        ));
+    let Some(cluster) = super::update_panes::cluster_in_use(state) else {
         return Vec::new();
     };
     let menu = match state.screen {

@@ -226,13 +226,17 @@ pub fn show_pane(state: &mut AppState, pane: Pane) {
     if state.current.is_none() && state.screen == Screen::Fleet {
         open_selected_cluster(state);
     }
-    if state.current.is_none() {
-        state.message = Some(Message::warn(
-            "no cluster in use: Enter on the fleet or :ctx NAME",
-        ));
-        return;
+    if cluster_in_use(state).is_some() {
+        state.screen = Screen::Cluster(pane);
     }
-    state.screen = Screen::Cluster(pane);
+}
+
+/// The cluster in use, or `None` said on the message line.
+pub(super) fn cluster_in_use(state: &mut AppState) -> Option<String> {
+    if state.current.is_none() {
+        state.message = Some(Message::no_cluster_in_use());
+    }
+    state.current.clone()
 }
 
 fn toggle_pause(state: &mut AppState) {

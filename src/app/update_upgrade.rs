@@ -8,7 +8,7 @@ use super::plan_screen::{GuardReading, GuardSource};
 use super::screen::Screen;
 use super::shell::PROGRESS;
 use super::state::AppState;
-use super::update_panes::open_selected_cluster;
+use super::update_panes::{cluster_in_use, open_selected_cluster};
 use crate::rollout::LeaseReading;
 use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::{InPlaceUpgrade, RolloutInProgress};
@@ -54,24 +54,13 @@ fn rollout_of(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
     p.rollout_in_progress(&state.identity)
 }
 
-/// The cluster `u` / `:upgrade` acts on: the one in use on the cluster
-/// screens, else the fleet's selection.
-fn target_cluster(state: &mut AppState) -> Option<String> {
+/// The cluster an upgrade plan opens for (`u`, `:upgrade`): the one in use on the cluster
+/// screens, else the fleet's selection; or `None` (said on the message line).
+pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
     if state.screen == Screen::Fleet {
         open_selected_cluster(state);
     }
-    state.current.clone()
-}
-
-/// The cluster an upgrade plan opens for, or `None` (said on the message line).
-pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
-    let cluster = target_cluster(state);
-    if cluster.is_none() {
-        state.message = Some(Message::warn(
-            "no cluster in use: Enter on the fleet or :ctx NAME",
-        ));
-    }
-    cluster
+    cluster_in_use(state)
 }
 
 /// Shows this console's unfinished rollout of `cluster` instead of a plan;
