@@ -9,6 +9,7 @@ use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, MAX_HELD_EVENTS};
 use super::tables;
 use crate::fleet::FleetEvent;
+use crate::node_resources::NodeIdentity;
 
 /// What the pollers should be doing for this screen: the cluster polled at
 /// the refresh interval, and the node whose services and events are watched.
@@ -58,12 +59,8 @@ impl Watching {
 /// keep the selection in view), in the cluster on screen. Asked again only when they change
 /// (`Tables::usage_asked`); leaving the cluster stops the reads with its focus.
 pub fn usage_request(state: &mut AppState) -> Option<PollerCommand> {
-    let shown = match (state.screen, state.cluster_on_screen()) {
-        (Screen::Cluster(_) | Screen::NodeDetail, Some(cluster)) => {
-            Some((cluster.to_string(), usage_window(state)))
-        }
-        _ => None,
-    };
+    let live = live_on_cluster_screens(state);
+    let shown = live.map(|live| (live.status.name.clone(), usage_window(state, live)));
     let shown = shown.filter(|(_, nodes)| !nodes.is_empty());
     if shown == state.tables.usage_asked {
         return None;
@@ -78,10 +75,7 @@ pub fn usage_request(state: &mut AppState) -> Option<PollerCommand> {
 /// list changes or a configuration change ends (`update` forgets the cluster's); the
 /// poller reads them again slowly on its own.
 pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
-    let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
-        return None;
-    };
-    let live = state.current_live().filter(|l| l.poll_finished.is_some())?;
+    let live = live_on_cluster_screens(state).filter(|l| l.poll_finished.is_some())?;
     let nodes: Vec<_> = (live.status.nodes.iter())
         .filter(|n| !n.address.is_empty() && n.role != crate::fleet::NodeRole::Unknown)
         .map(|n| n.drift_target())
@@ -95,10 +89,16 @@ pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
     Some(PollerCommand::ReadConfigDrift { cluster, nodes })
 }
 
-fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
-    let Some(live) = state.current_live() else {
-        return Vec::new();
+/// The cluster in use, live, on the cluster panes and node detail: what the usage and drift
+/// requests read; none on other screens.
+fn live_on_cluster_screens(state: &AppState) -> Option<&crate::fleet::ClusterLive> {
+    let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
+        return None;
     };
+    state.current_live()
+}
+
+fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeIdentity> {
     let data = super::prepared::table(state, TableKind::Nodes);
     let room = usize::from(state.size.1);
     let first = (data.selected_index(state.tables.get(TableKind::Nodes)) + 1).saturating_sub(room);
@@ -155,9 +155,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
-        Screen::Clusters => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
-        Screen::Module(_) => false,
+        Screen::Clusters | Screen::Module(_) => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
