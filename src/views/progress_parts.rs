@@ -7,10 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::table::{DataTable, pane_block};
-use crate::app::screen::{TableKind, TableView};
+use super::table::{render_listed, titled};
 use crate::app::scroll::{Scroll, first_shown};
-use crate::app::tables::{Column, TableData, TableRow};
+use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
 
 /// The rows of a step table in the plan's own order (no sort arrow).
@@ -25,16 +24,6 @@ pub(super) struct StepTable<'a> {
     pub empty: &'a str,
 }
 
-/// A table's view with no sort arrow: the plan's order is the rollout order.
-pub(super) fn unsorted(selected: Option<String>) -> TableView {
-    TableView {
-        selected,
-        sort: usize::MAX,
-        reverse: false,
-        filter: String::new(),
-    }
-}
-
 /// A framed pane titled `title` holding `table`, or the reason there is none in the error style.
 pub(super) fn render_step_pane(
     look: &Look,
@@ -45,27 +34,9 @@ pub(super) fn render_step_pane(
     buf: &mut Buffer,
 ) {
     let s = &look.styles;
-    let block = pane_block(
-        look,
-        vec![Span::styled(title, s.get(Role::Title))],
-        framed_active,
-    );
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = titled(look, title, framed_active, area, buf);
     match table {
-        Ok(table) => {
-            let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
-            let view = unsorted(table.selected);
-            DataTable {
-                data: &data,
-                view: &view,
-                look,
-                title: "",
-                active: table.active,
-                empty: table.empty,
-            }
-            .render_rows(inner, buf);
-        }
+        Ok(table) => render_listed(look, table, &[], inner, buf),
         Err(e) => Paragraph::new(e.to_string())
             .style(s.get(Role::Error))
             .wrap(Wrap { trim: true })
@@ -130,13 +101,7 @@ pub(super) fn render_log<'l, I>(
     I::IntoIter: ExactSizeIterator,
 {
     let s = &look.styles;
-    let block = pane_block(
-        look,
-        vec![Span::styled(title.to_string(), s.get(Role::Title))],
-        active,
-    );
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = titled(look, title.to_string(), active, area, buf);
     let lines: Vec<Line> = log
         .into_iter()
         .map(|l| {

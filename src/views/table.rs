@@ -12,7 +12,7 @@ use ratatui::widgets::{
 };
 
 use super::cut::fit_kind_apart;
-use super::progress_parts::{StepTable, unsorted};
+use super::progress_parts::StepTable;
 use super::{Look, fit};
 use crate::app::screen::{TableKind, TableView};
 use crate::app::state::AppState;
@@ -174,7 +174,12 @@ pub(super) fn render_listed(
     buf: &mut Buffer,
 ) {
     let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
-    let view = unsorted(table.selected);
+    // No sort arrow: a plan's order is the rollout order.
+    let view = TableView {
+        selected: table.selected,
+        sort: usize::MAX,
+        ..TableView::default()
+    };
     let (title, active, empty) = ("", table.active, table.empty);
     let table = DataTable {
         data: &data,
