@@ -110,21 +110,18 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Module(name) => state.screens.get(name).and_then(|m| m.drawn_over()),
         _ => None,
     };
-    match under.unwrap_or(state.screen) {
-        Screen::Clusters => clusters::render(state, look, body, buf),
-        Screen::Fleet => fleet::render(state, look, body, buf),
-        Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
-        Screen::NodeDetail => node_detail::render(state, look, body, buf),
-        Screen::Module(name) => {
-            if let Some(module) = state.screens.get(name) {
-                module.draw(body, buf, &crate::app::shell::shared(state), look);
+    for screen in under.into_iter().chain([state.screen]) {
+        match screen {
+            Screen::Clusters => clusters::render(state, look, body, buf),
+            Screen::Fleet => fleet::render(state, look, body, buf),
+            Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
+            Screen::NodeDetail => node_detail::render(state, look, body, buf),
+            Screen::Module(name) => {
+                if let Some(module) = state.screens.get(name) {
+                    module.draw(body, buf, &crate::app::shell::shared(state), look);
+                }
             }
         }
-    }
-    if let (Some(_), Screen::Module(name)) = (under, state.screen)
-        && let Some(module) = state.screens.get(name)
-    {
-        module.draw(body, buf, &crate::app::shell::shared(state), look);
     }
     let mut cursor = footer::render_input(state, look, input, buf);
     footer::render_hints(state, look, hints, buf);
