@@ -27,19 +27,14 @@ pub fn fit_apart(text: &str, width: usize, ellipsis: &str, shared: usize) -> Str
     }
     let tail_width = room / 2;
     let head = take_width(text, room - tail_width);
-    let tail: String = {
-        let mut used = 0;
-        let mut tail: Vec<char> = Vec::new();
-        for c in text.chars().rev() {
-            let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-            if used + w > tail_width {
-                break;
-            }
-            used += w;
-            tail.push(c);
-        }
-        tail.into_iter().rev().collect()
-    };
+    let mut used = 0;
+    let tail = (text.char_indices().rev())
+        .take_while(|(_, c)| {
+            used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            used <= tail_width
+        })
+        .last()
+        .map_or("", |(i, _)| &text[i..]);
     format!("{head}{ellipsis}{tail}")
 }
 
