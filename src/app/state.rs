@@ -250,10 +250,6 @@ impl AppState {
         }
     }
 
-    pub fn cluster_names(&self) -> Vec<&str> {
-        self.clusters.iter().map(|c| c.name.as_str()).collect()
-    }
-
     /// What `:ctx` takes and Tab completes: every cluster's name, then every context's (in use
     /// or alternate, talos and kube), each once.
     pub fn ctx_names(&self) -> Vec<&str> {
@@ -261,7 +257,7 @@ impl AppState {
             let in_use = c.talos_context().into_iter().chain(c.kube_context());
             in_use.chain(c.alternate_contexts())
         });
-        let mut names = self.cluster_names();
+        let mut names: Vec<&str> = self.clusters.iter().map(|c| c.name.as_str()).collect();
         for name in contexts {
             if !names.contains(&name) {
                 names.push(name);
@@ -286,11 +282,6 @@ impl AppState {
     /// identity (a cluster's name, a node's address, an etcd member's id) as rows move.
     pub fn select(&mut self, kind: TableKind, key: impl Into<String>) {
         self.tables.get_mut(kind).selected = Some(key.into());
-    }
-
-    /// Selects the cluster `name` on the fleet overview.
-    pub fn select_cluster(&mut self, name: &str) {
-        self.select(TableKind::Fleet, name);
     }
 
     /// Selects the node `node` (by name or address) of the cluster in use on the nodes pane;

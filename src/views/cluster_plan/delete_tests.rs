@@ -9,7 +9,7 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
-use crate::app::screen::{Pane, Screen};
+use crate::app::screen::{Pane, Screen, TableKind};
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{
@@ -120,7 +120,7 @@ fn failing(state: &AppState) -> Vec<GuardId> {
 #[test]
 fn d_on_the_fleet_plans_the_selected_cluster_and_nothing_starts_before_it_is_read() {
     let mut state = console_of(vec![discovered("healthy"), discovered("lab")]);
-    state.select_cluster("lab");
+    state.select(TableKind::Fleet, "lab");
     let effects = key(&mut state, 'D');
     assert_eq!(reads_delete_of(&effects).as_deref(), Some("lab"));
     assert_eq!(state.screen, Screen::Module(NAME));
