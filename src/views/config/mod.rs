@@ -3,18 +3,15 @@
 //! only; every secret redacted), split into its documents and folded by section
 //! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
 //! (`console::run_node_read`), again with `r`. State, keys and update step here, the drawing in
-//! `view`; `p` opens the patch wizard (`patch`, drawn in `patch_view`) over it.
+//! `view`; `p` opens the patch wizard on the one plan screen (`patch`, drawn in `patch_view`).
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
-};
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::message::Message;
 use crate::app::screens::{Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step};
-use crate::approval::ApprovedAction;
 use crate::cluster_config::ConfigNode;
 use crate::machine_config::NodeConfig;
 use crate::tui::Look;
@@ -24,7 +21,7 @@ pub mod patch;
 mod patch_view;
 mod view;
 
-pub use patch::{PatchNews, PatchTask, PatchWizard};
+pub use patch::{PATCH, PatchNews, PatchTask, PatchWizard};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "config";
@@ -125,8 +122,6 @@ pub struct ConfigScreen {
     pub node: NodeReading<NodeConfig>,
     pub sections: Vec<Section>,
     pub cursor: usize,
-    /// The patch wizard `p` opened, and its plan.
-    pub patch: Option<PatchWizard>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,21 +206,21 @@ impl ConfigScreen {
         self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
     }
 
-    /// The patch wizard for the node on screen.
-    fn open_patch(&mut self) -> Step {
-        if let Some(request) = &self.node.request {
-            self.patch = Some(PatchWizard::for_node(&request.cluster, &request.node.name));
+    /// The patch wizard of the node on screen (by name: screens never import each other's
+    /// opening); its close shows the configuration again.
+    fn open_patch(&self) -> Step {
+        let Some(request) = &self.node.request else {
+            return Step::default();
+        };
+        let words = vec![
+            PATCH.into(),
+            request.cluster.clone(),
+            request.node.name.clone(),
+        ];
+        Step {
+            open: Some((PATCH, words)),
+            ..Step::default()
         }
-        Step::default()
-    }
-
-    /// A step of the wizard: its close closes the wizard, the configuration shows again.
-    fn after_wizard(&mut self, mut step: Step) -> Step {
-        if step.close {
-            self.patch = None;
-            step.close = false;
-        }
-        step
     }
 }
 
@@ -239,17 +234,7 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        if let Some(wizard) = &self.patch {
-            return wizard.keys();
-        }
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        if let Some(wizard) = &self.patch {
-            return wizard.binds(event);
-        }
-        binds_with_moves(KEYS, event)
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
@@ -261,10 +246,6 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        if let Some(wizard) = self.patch.as_mut() {
-            let step = wizard.on_key(event, shared);
-            return self.after_wizard(step);
-        }
         match intent(KEYS, event) {
             Some(ConfigKey::Back) => return Step::close(),
             Some(ConfigKey::Patch) => return self.open_patch(),
@@ -281,10 +262,7 @@ impl ScreenModule for ConfigScreen {
         Step::default()
     }
 
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        if let (Some(news), Some(wizard)) = (news.get::<PatchNews>(), self.patch.as_mut()) {
-            return wizard.planned(news, shared);
-        }
+    fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
         let folded = self.node.on_news(news);
         if folded && self.node.error.is_none() {
             self.shown();
@@ -292,33 +270,12 @@ impl ScreenModule for ConfigScreen {
         folded
     }
 
-    /// Enter on the acknowledgement the patch plan asked for.
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match self.patch.as_mut() {
-            Some(wizard) => wizard.on_input(text, shared),
-            None => Step::default(),
-        }
-    }
-
-    /// The dispatcher approved the patch on screen: it runs, the screen closes for the
-    /// progress.
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let step = self.patch.as_mut()?.on_approved(approved, shared)?;
-        if step.close {
-            self.patch = None;
-        }
-        Some(step)
-    }
-
     fn of_cluster_in_use(&self) -> bool {
         true
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        match &self.patch {
-            Some(wizard) => patch_view::draw(wizard, area, buf, shared.readonly, look),
-            None => view::render(self, look, area, buf),
-        }
+    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
+        view::render(self, look, area, buf);
     }
 }
 
