@@ -90,9 +90,7 @@ impl ScreenModule for CapiScreen {
 
     /// On the cluster in use, when a management cluster among the kube contexts owns it.
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let cluster = shared
-            .current
-            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;
+        let cluster = shared.cluster_in_use()?;
         let capi = &shared.fleet.capi;
         if capi.owner(cluster).is_none() {
             let why = match capi.managements.len() {
