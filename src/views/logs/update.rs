@@ -164,10 +164,10 @@ impl LogsScreen {
         if key == LogsKey::Back {
             return self.back();
         }
-        let rows = shared.pane_rows();
-        if let Some(picker) = self.picker.clone() {
-            return self.on_picker(picker, key, shared, rows);
+        if self.picker.is_some() {
+            return self.on_picker(key, shared);
         }
+        let rows = shared.pane_rows();
         // A page keeps one line of the last one, so a taller message line never skips a line.
         let page = rows.saturating_sub(1).max(1) as isize;
         let Some(view) = self.view.as_mut() else {
@@ -186,17 +186,16 @@ impl LogsScreen {
             LogsKey::Scroll(Move::Last) => view.follow(),
             LogsKey::Pause => view.toggle_pause(),
             LogsKey::Timestamps => view.timestamps = !view.timestamps,
-            LogsKey::Left => view.shift(false, area.room),
-            LogsKey::Right => view.shift(true, area.room),
+            LogsKey::Shift(right) => view.shift(right, area.room),
             LogsKey::Wrap => view.toggle_wrap(),
             LogsKey::Follow => view.toggle_follow(area),
-            LogsKey::NextMatch | LogsKey::PreviousMatch if view.filter.is_empty() => {
+            LogsKey::Jump(_) if view.filter.is_empty() => {
                 return Step::message(Message::info(
                     "n and N jump between occurrences of the filter: type it with / first",
                 ));
             }
-            LogsKey::NextMatch | LogsKey::PreviousMatch => {
-                if !view.jump(key == LogsKey::NextMatch, area) {
+            LogsKey::Jump(forward) => {
+                if !view.jump(forward, area) {
                     let text = crate::printable::line(&view.filter);
                     let text = format!("{text:?} occurs in no line shown");
                     return Step::message(Message::warn(text));
@@ -213,33 +212,28 @@ impl LogsScreen {
         Step::default()
     }
 
-    fn on_picker(
-        &mut self,
-        picker: ServicePicker,
-        key: LogsKey,
-        shared: &Shared,
-        rows: usize,
-    ) -> Step {
-        let (choices, _) = picker_choices(shared.fleet, &picker);
+    /// The picker's keys: the move keys through its choices, Enter follows the selected one.
+    fn on_picker(&mut self, key: LogsKey, shared: &Shared) -> Step {
+        let Some(picker) = self.picker.as_mut() else {
+            return Step::default();
+        };
+        let (choices, _) = picker_choices(shared.fleet, picker);
         let last = choices.len().saturating_sub(1);
         match key {
             LogsKey::Scroll(step) => {
-                if let Some(p) = self.picker.as_mut() {
-                    p.selected = step.from(picker.selected, last, rows);
-                }
-                Step::default()
+                picker.selected = step.from(picker.selected, last, shared.pane_rows());
             }
             LogsKey::Pick => {
                 let chosen = choices.into_iter().nth(picker.selected.min(last));
-                let opened =
-                    chosen.map(|(subject, _)| self.open_view(shared, subject, vec![picker.node]));
-                match opened {
-                    Some(Err(why)) => Step::message(why),
-                    _ => Step::default(),
+                let node = picker.node.clone();
+                let opened = chosen.map(|(subject, _)| self.open_view(shared, subject, vec![node]));
+                if let Some(Err(why)) = opened {
+                    return Step::message(why);
                 }
             }
-            _ => Step::default(),
+            _ => {}
         }
+        Step::default()
     }
 
     /// Esc and q: the filter cleared, else back where the view or picker was opened from.
