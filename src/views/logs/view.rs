@@ -153,11 +153,8 @@ impl LogsView<'_> {
         let blank: usize = lead.iter().map(|span| span.width()).sum();
         let cells = self.cells(view, entry);
         let ranges: Vec<(usize, usize)> = if view.wrap {
-            let total = cells.last().map_or(0, |c| c.column + c.width);
-            (0..total.max(1))
-                .step_by(room.max(1))
-                .map(|from| (from, from + room))
-                .collect()
+            let rows = 0..view.height(entry, room);
+            rows.map(|row| (row * room, (row + 1) * room)).collect()
         } else {
             vec![(view.column, view.column.saturating_add(room))]
         };
