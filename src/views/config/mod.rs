@@ -126,9 +126,8 @@ pub struct ConfigScreen {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ConfigKey {
-    Fold,
-    OpenAll,
-    FoldAll,
+    /// The section under the cursor the other way (`None`), or every section opened or folded.
+    Fold(Option<bool>),
     Read,
     Patch,
     Back,
@@ -136,9 +135,9 @@ enum ConfigKey {
 
 #[rustfmt::skip]
 static KEYS: &[Binding<ConfigKey, ConfigScreen>] = &[
-    bind(&[Key::ENTER, Key::char(' ')], ConfigKey::Fold, "open or fold the section under the cursor").footer("fold").offered(has_sections),
-    bind(&[Key::char('+')], ConfigKey::OpenAll, "open every section").footer("open all").offered(has_sections),
-    bind(&[Key::char('-')], ConfigKey::FoldAll, "fold every section").offered(has_sections),
+    bind(&[Key::ENTER, Key::char(' ')], ConfigKey::Fold(None), "open or fold the section under the cursor").footer("fold").offered(has_sections),
+    bind(&[Key::char('+')], ConfigKey::Fold(Some(true)), "open every section").footer("open all").offered(has_sections),
+    bind(&[Key::char('-')], ConfigKey::Fold(Some(false)), "fold every section").offered(has_sections),
     bind(&[Key::char('r')], ConfigKey::Read, "read the configuration again").footer("reread"),
     bind(&[Key::char('p')], ConfigKey::Patch, "patch the configuration: file, nodes, mode, then the plan").footer("patch").offered(has_request),
     bind(&[Key::ESC, Key::char('q')], ConfigKey::Back, "back where the screen was opened").footer("back"),
@@ -163,25 +162,16 @@ impl ConfigScreen {
         rows.collect()
     }
 
-    /// Opens or folds the section under the cursor; the cursor stays on its heading.
-    fn fold(&mut self) {
-        let Some(row) = self.rows().get(self.cursor).copied() else {
-            return;
-        };
-        let section = &mut self.sections[row.section];
-        section.open = !section.open;
-        self.cursor = self
-            .rows()
-            .iter()
-            .position(|r| r.section == row.section && r.line.is_none())
-            .unwrap_or(0);
-    }
-
-    /// Opens or folds every section; the cursor stays in the section it was in.
-    fn fold_all(&mut self, open: bool) {
+    /// Opens or folds the section under the cursor (`all`: every section, open or folded);
+    /// the cursor goes to the heading of the section it was in.
+    fn fold(&mut self, all: Option<bool>) {
         let at = self.rows().get(self.cursor).map(|r| r.section);
-        for section in &mut self.sections {
-            section.open = open;
+        for (i, section) in self.sections.iter_mut().enumerate() {
+            match all {
+                Some(open) => section.open = open,
+                None if Some(i) == at => section.open = !section.open,
+                None => {}
+            }
         }
         self.cursor = at
             .and_then(|s| self.rows().iter().position(|r| r.section == s))
@@ -250,9 +240,7 @@ impl ScreenModule for ConfigScreen {
             Some(ConfigKey::Back) => return Step::close(),
             Some(ConfigKey::Patch) => return self.open_patch(),
             Some(ConfigKey::Read) => return Step::effects(self.node.read(NAME, true)),
-            Some(ConfigKey::Fold) => self.fold(),
-            Some(ConfigKey::OpenAll) => self.fold_all(true),
-            Some(ConfigKey::FoldAll) => self.fold_all(false),
+            Some(ConfigKey::Fold(all)) => self.fold(*all),
             None => {}
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
