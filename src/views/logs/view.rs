@@ -259,18 +259,13 @@ impl LogsView<'_> {
             .iter()
             .enumerate()
             .map(|(i, (subject, what))| {
-                let marker = if i == selected {
-                    self.look.glyphs.selected
-                } else {
-                    " "
+                let (marker, role) = match i == selected {
+                    true => (self.look.glyphs.selected, Role::Selection),
+                    false => (" ", Role::Text),
                 };
-                let style = if i == selected {
-                    s.get(Role::Selection)
-                } else {
-                    s.get(Role::Text)
-                };
+                let name = format!("{marker} {:<26}", self.safe(subject.name()));
                 Line::from(vec![
-                    Span::styled(format!("{marker} {:<26}", self.safe(subject.name())), style),
+                    Span::styled(name, s.get(role)),
                     Span::styled(self.safe(what), s.get(Role::Muted)),
                 ])
             })
