@@ -11,7 +11,7 @@ use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::operation::config_patch::ConfigPatchPlan;
-use taloscope::views::config::{ConfigScreen, NAME, PatchNews};
+use taloscope::views::config::{NAME, PATCH, PatchNews, PatchWizard};
 use view_support::{all_renders, press, scenarios};
 
 /// The wizard of `:config w-1` on a cluster like the sim's, `file` typed and the targets
@@ -39,8 +39,7 @@ fn wizard(file: &str, rights: usize) -> AppState {
 /// The plan `json` (as `config patch --plan --output json` prints it) read for the ask on
 /// screen.
 fn planned(s: &mut AppState, json: &str) {
-    let screen = s.screens.find::<ConfigScreen>().expect("the screen");
-    let wizard = screen.patch.as_ref().expect("the wizard");
+    let wizard = s.screens.find::<PatchWizard>().expect("the wizard");
     let asked = wizard.plan.as_ref().expect("a plan asked").plan.asked.asked;
     let plan: ConfigPatchPlan = serde_json::from_str(json).expect("a plan");
     let news = PatchNews {
@@ -49,7 +48,7 @@ fn planned(s: &mut AppState, json: &str) {
     };
     update(
         s,
-        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+        Action::Event(AppEvent::Screen(ScreenNews::new(PATCH, news))),
     );
 }
 

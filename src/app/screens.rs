@@ -57,6 +57,12 @@ impl Shared<'_> {
     pub fn pane_rows(&self) -> usize {
         usize::from(self.size.1.saturating_sub(5)).max(1)
     }
+
+    /// The cluster in use, or the warning that says how to choose one.
+    pub fn cluster_in_use(&self) -> Result<&str, Message> {
+        self.current
+            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))
+    }
 }
 
 /// What a screen's update step asks of the shell: effects for the event loop, a message for

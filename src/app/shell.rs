@@ -359,6 +359,7 @@ mod tests {
                 "certs",
                 "cluster-plan",
                 "config",
+                "config-patch",
                 "create",
                 "health",
                 "kube-plan",

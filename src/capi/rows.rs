@@ -62,8 +62,8 @@ impl TreeRow {
     }
 }
 
-/// `Ready False (Warning) WaitingForNode: message`, the condition in one line.
-pub fn condition_text(c: &CapiCondition) -> String {
+/// `Ready False (Warning) WaitingForNode`: the condition's type, status, severity and reason.
+pub fn condition_head(c: &CapiCondition) -> String {
     let mut text = format!("{} {}", c.kind, c.status);
     if !c.severity.is_empty() {
         text.push_str(&format!(" ({})", c.severity));
@@ -71,6 +71,12 @@ pub fn condition_text(c: &CapiCondition) -> String {
     if !c.reason.is_empty() {
         text.push_str(&format!(" {}", c.reason));
     }
+    text
+}
+
+/// `Ready False (Warning) WaitingForNode: message`, the condition in one line.
+pub fn condition_text(c: &CapiCondition) -> String {
+    let mut text = condition_head(c);
     if !c.message.is_empty() {
         let first = c.message.lines().next().unwrap_or_default();
         text.push_str(&format!(": {first}"));

@@ -13,7 +13,7 @@ use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, ProvisionArgs};
 use crate::operation::provision::Provisioning;
 use crate::operation::terminate::VmTermination;
-use crate::provision::cluster::{check_guards, cluster_addresses};
+use crate::provision::cluster::check_guards;
 use crate::provision::{
     GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
     connect, plan,
@@ -95,18 +95,9 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     let plan = plan(config, &provider, &request, &taken)
         .await
         .map_err(config_stop)?;
-    let inputs = GuardInputs {
-        config: config.clone(),
-        addresses: cluster_addresses(cluster),
-        nodes: cluster.nodes().to_vec(),
-        acks: args.gate.ack.clone(),
-        capi_owner: crate::capi::read_owner(
-            discovery.kubeconfig.as_ref(),
-            &discovery.clusters,
-            &cluster.name,
-        )
-        .await,
-    };
+    let (kubeconfig, clusters) = (discovery.kubeconfig.as_ref(), &discovery.clusters);
+    let owner = crate::capi::read_owner(kubeconfig, clusters, &cluster.name).await;
+    let inputs = GuardInputs::of(config, cluster, args.gate.ack.clone(), owner);
     let guards = check_guards(&plan, &inputs, &checks).await;
     let approved = gate.pass(&plan, plan.action(), &guards)?;
 

@@ -10,7 +10,7 @@ use crate::app::action::AppEvent;
 use crate::app::state::AppState;
 use crate::cluster_config::{ConfigPatch, PatchTarget};
 use crate::operation::config_patch::{ConfigPatchRequest, plan_config_patch};
-use crate::views::config::{NAME, PatchNews, PatchTask};
+use crate::views::config::{PATCH, PatchNews, PatchTask};
 
 /// Reading a patch's plan: the connection, every target node's configuration and dry run.
 const PLAN_BOUND: Duration = Duration::from_secs(60);
@@ -35,7 +35,7 @@ pub(super) fn plan_patch(state: &AppState, task: PatchTask, app_tx: &mpsc::Sende
             .await
             .map_err(|e| crate::printable::line(&e.to_string()))
     };
-    super::answer(app_tx, NAME, async move {
+    super::answer(app_tx, PATCH, async move {
         PatchNews {
             asked,
             read: super::within(PLAN_BOUND, "the plan", read).await,

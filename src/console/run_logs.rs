@@ -13,7 +13,7 @@ use crate::app::message::Message;
 use crate::clock::unix_now;
 use crate::node_resources::NodeIdentity;
 use crate::talos::{LogOptions, LogSource, TalosClient};
-use crate::views::logs::{LogEvent, LogReport, LogRequest, LogTask, NAME};
+use crate::views::logs::{LogEvent, LogReport, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
 const BATCH: usize = 256;
@@ -37,34 +37,27 @@ pub(super) fn perform(
         }
         LogTask::Start(request) => {
             console.logs.stop();
-            match start(console, request, app_tx) {
-                Ok(()) => None,
-                Err(why) => Some(Action::Notify(Message::error(why))),
+            let what = "following logs";
+            let (_, talos) = match super::talos_of(&console.state, &request.cluster, what) {
+                Ok(found) => found,
+                Err(why) => return Some(Action::Notify(Message::error(why))),
+            };
+            console.logs.view = Some(request.view);
+            for (index, node) in request.nodes.iter().enumerate() {
+                let stream = NodeStream {
+                    talos: talos.clone(),
+                    view: request.view,
+                    index,
+                    source: request.subject.source_for(&node.name),
+                    node: node.clone(),
+                    tail: request.tail,
+                    app: app_tx.clone(),
+                };
+                console.logs.tasks.push(tokio::spawn(stream.follow()));
             }
+            None
         }
     }
-}
-
-fn start(
-    console: &mut Console,
-    request: LogRequest,
-    app_tx: &mpsc::Sender<AppEvent>,
-) -> Result<(), String> {
-    let (_, talos) = super::talos_of(&console.state, &request.cluster, "following logs")?;
-    console.logs.view = Some(request.view);
-    for (index, node) in request.nodes.iter().enumerate() {
-        let stream = NodeStream {
-            talos: talos.clone(),
-            view: request.view,
-            index,
-            source: request.subject.source_for(&node.name),
-            node: node.clone(),
-            tail: request.tail,
-            app: app_tx.clone(),
-        };
-        console.logs.tasks.push(tokio::spawn(stream.follow()));
-    }
-    Ok(())
 }
 
 /// One node's log followed for one view.

@@ -25,7 +25,7 @@ use crate::cluster_lifecycle::{
     CreateOptions, CreatePlan, FingerprintPolicy, FingerprintQuestion, LifecycleEvent,
     ProviderDelete, RunSummary, create_runner,
 };
-use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
+use crate::etcd_maintenance::SnapshotLimits;
 use crate::node_actions::NodeActionOptions;
 use crate::operation::capi_fix::CapiFix;
 use crate::operation::capi_upgrade::{CapiUpgrade, CapiUpgradeOptions, interrupted_run};
@@ -45,7 +45,7 @@ use crate::operation::upgrade::resume_from_journal;
 use crate::operation::{
     CancelSignal, Operation, OperationEvent, OperationKind, Runner, runner_events,
 };
-use crate::provision::cluster::{GuardInputs, config_key, join_checks};
+use crate::provision::cluster::{GuardInputs, join_checks, keyed};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
 use crate::rollout::{RolloutEvent, RolloutHandle};
 use crate::upgrade::observe::ClusterObserver;
@@ -217,33 +217,26 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 Ok(outcome.and_then(|outcome| runner_events::rollout_end(&outcome)))
             })
         }
-        ActionRun::Node(plan) => on_cluster(console, on, |on, observer, cancel| async move {
+        ActionRun::Node(plan) => {
             let node = plan.node.clone();
-            let mut action = NodeAction::new(plan, observer, NodeActionOptions::console());
-            let told = |e: &OperationEvent| runner_events::operation(e, Some(&node));
-            Ok(on.carry(&mut action, cancel, told).await)
-        }),
-        ActionRun::Etcd(plan) => on_cluster(console, on, |on, observer, cancel| async move {
-            let limits = SnapshotLimits {
-                bound: SNAPSHOT_BOUND,
-                max_bytes: SNAPSHOT_MAX_BYTES,
-            };
-            let mut etcd = EtcdOperation::new(plan, observer, limits);
-            Ok(on.carry(&mut etcd, cancel, lines).await)
+            let told = move |e: &OperationEvent| runner_events::operation(e, Some(&node));
+            let options = NodeActionOptions::console();
+            operate(console, on, told, move |observer| {
+                NodeAction::new(plan, observer, options)
+            })
+        }
+        ActionRun::Etcd(plan) => operate(console, on, lines, |observer| {
+            EtcdOperation::new(plan, observer, SnapshotLimits::within(SNAPSHOT_BOUND))
         }),
         ActionRun::ConfigPatch(plan) => {
             let owner = state.fleet.capi.owner(&plan.cluster).cloned();
-            on_cluster(console, on, |on, observer, cancel| async move {
-                let options = NodeActionOptions::console();
-                let mut patch = ConfigPatchRollout::new(*plan, observer, options, owner);
-                Ok(on
-                    .carry(&mut patch, cancel, runner_events::node_phases)
-                    .await)
+            let options = NodeActionOptions::console();
+            operate(console, on, runner_events::node_phases, move |observer| {
+                ConfigPatchRollout::new(*plan, observer, options, owner)
             })
         }
-        ActionRun::Forget(plan) => on_cluster(console, on, |on, observer, cancel| async move {
-            let mut forget = NodeForget::new(*plan, observer);
-            Ok(on.carry(&mut forget, cancel, lines).await)
+        ActionRun::Forget(plan) => operate(console, on, lines, |observer| {
+            NodeForget::new(*plan, observer)
         }),
         ActionRun::CapiFix(fix) => on_cluster(console, on, |on, observer, cancel| async move {
             let kubeconfig = kubeconfig.ok_or_else(|| NO_KUBECONFIG.to_string())?;
@@ -363,6 +356,19 @@ fn on_cluster<F: Future<Output = Ended> + Send + 'static>(
     Box::pin(async move { run(on, connecting.await?, cancel).await })
 }
 
+/// The operation `make` makes on a connection to the approved action's cluster, carried
+/// through the one runner with its events told as `told` maps them; the operator may cancel it.
+fn operate<O: Operation + Sync + 'static>(
+    console: &mut Console,
+    on: Approved,
+    told: impl Fn(&OperationEvent) -> Vec<ProgressEvent> + Send + Sync + 'static,
+    make: impl FnOnce(ClusterObserver) -> O + Send + 'static,
+) -> Carried {
+    on_cluster(console, on, |on, observer, cancel| async move {
+        Ok(on.carry(&mut make(observer), cancel, told).await)
+    })
+}
+
 /// The provider named `name` in the operator's config.
 fn provider(state: &AppState, name: &str) -> Result<Provider, String> {
     let (config, one_env) = (&state.provision.config, &state.provision.one_env);
@@ -378,13 +384,9 @@ fn provision_inputs(
     acks: Vec<String>,
 ) -> Result<(crate::discovery::Cluster, Provider, GuardInputs), String> {
     let config = &state.provision.config;
-    let cluster = state
-        .clusters
-        .iter()
-        .find(|c| config_key(config, c) == plan.cluster);
-    let cluster = cluster
-        .cloned()
-        .ok_or_else(|| format!("cluster {} is no longer discovered", plan.cluster))?;
+    let cluster = keyed(config, &state.clusters, &plan.cluster).cloned();
+    let cluster =
+        cluster.ok_or_else(|| format!("cluster {} is no longer discovered", plan.cluster))?;
     let owner = state.fleet.capi.owner(&cluster.name).cloned();
     let guards = GuardInputs::of(config, &cluster, acks, owner);
     Ok((cluster, provider(state, &plan.provider)?, guards))

@@ -31,6 +31,16 @@ pub struct SnapshotLimits {
     pub max_bytes: u64,
 }
 
+impl SnapshotLimits {
+    /// A read bounded by `bound`, capped at [`SNAPSHOT_MAX_BYTES`].
+    pub const fn within(bound: Duration) -> SnapshotLimits {
+        SnapshotLimits {
+            bound,
+            max_bytes: SNAPSHOT_MAX_BYTES,
+        }
+    }
+}
+
 /// Carries out one step and checks it took: its line, and the snapshot it took.
 pub async fn run_step(
     client: &TalosClient,

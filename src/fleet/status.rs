@@ -65,6 +65,23 @@ impl ClusterStatus {
             .find(|n| n.name == name || n.address == name)
     }
 
+    /// The node `wanted` names (its name or address) when it has an address to ask, else
+    /// why not, in words that name the cluster and its nodes: what an operator's node name
+    /// finds, on the command line and in the console alike.
+    pub fn node_named(&self, wanted: &str) -> Result<&NodeStatus, String> {
+        match self.node(wanted) {
+            Some(n) if !n.address.is_empty() => Ok(n),
+            _ => {
+                let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+                Err(printable(&format!(
+                    "cluster {} has no node named {wanted:?}; its nodes: {}",
+                    self.name,
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+
     /// The id of `node`'s etcd member (the member whose hostname is its name or address).
     pub fn etcd_member_of(&self, node: &NodeStatus) -> Option<String> {
         let names = [node.name.as_str(), node.address.as_str()];
@@ -550,5 +567,34 @@ mod tests {
         assert_eq!(other.holder, "bob@jump2");
         assert_eq!((other.node_index, other.node_count), (3, 5));
         assert_eq!(ClusterStatus::default().other_rollout("alice@jump1"), None);
+    }
+
+    #[test]
+    fn a_node_is_named_by_name_or_address_and_an_unknown_one_lists_the_nodes() {
+        let node = |name: &str, address: &str| NodeStatus {
+            name: name.into(),
+            address: address.into(),
+            ..Default::default()
+        };
+        let cluster = ClusterStatus {
+            name: "lab".into(),
+            nodes: vec![node("cp-1", "127.10.0.2"), node("w-1", "")],
+            ..Default::default()
+        };
+        assert_eq!(
+            cluster.node_named("cp-1").map(|n| n.address.as_str()),
+            Ok("127.10.0.2")
+        );
+        assert_eq!(
+            cluster.node_named("127.10.0.2").map(|n| n.name.as_str()),
+            Ok("cp-1")
+        );
+        let no_address = "cluster lab has no node named \"w-1\"; its nodes: cp-1, w-1";
+        assert_eq!(
+            cluster.node_named("w-1").map(|_| ()),
+            Err(no_address.into())
+        );
+        let odd = cluster.node_named("w\u{1b}[2J").expect_err("no such node");
+        assert!(!odd.contains('\u{1b}'), "{odd}");
     }
 }

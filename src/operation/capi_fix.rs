@@ -11,7 +11,7 @@ use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::capi_doctor::{FixPlan, delete_machine, fix_guards, read_tree};
-use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
+use crate::etcd_maintenance::SnapshotLimits;
 use crate::guards::Guard;
 use crate::kube::{DrainOptions, KubeClient};
 use crate::node_actions::NodeActionOptions;
@@ -47,10 +47,7 @@ impl CapiFix {
         let carried = match &plan {
             FixPlan::Etcd(etcd) => {
                 // A removal streams nothing: the snapshot cap is never reached.
-                let limits = SnapshotLimits {
-                    bound,
-                    max_bytes: SNAPSHOT_MAX_BYTES,
-                };
+                let limits = SnapshotLimits::within(bound);
                 Carried::Etcd(EtcdOperation::new(etcd.clone(), observer.clone(), limits))
             }
             FixPlan::RebootNode(node) => {

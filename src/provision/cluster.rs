@@ -27,6 +27,12 @@ pub fn config_key(config: &Config, cluster: &Cluster) -> String {
         .to_string()
 }
 
+/// The discovered cluster whose key in taloscope's config is `key`, as a provision's plan
+/// names it ([`config_key`]).
+pub fn keyed<'a>(config: &Config, clusters: &'a [Cluster], key: &str) -> Option<&'a Cluster> {
+    clusters.iter().find(|c| config_key(config, c) == key)
+}
+
 /// The checks that tell a new node joined `cluster`, and a warning when its
 /// Kubernetes API cannot be used (joined then means a Talos member).
 pub async fn join_checks(

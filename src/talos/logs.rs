@@ -1,6 +1,7 @@
 //! `MachineService.Logs` and `Dmesg`: a service's, a container's or the kernel's log of one
 //! node as a stream of printable lines. The node sends chunks that may cut a line anywhere;
-//! [`LineSplitter`] joins them back, bounding how much of one line it keeps.
+//! [`LineSplitter`] joins them back, bounding how much of one line it keeps; [`LogLevel`] is
+//! the severity a line states in the formats the nodes write.
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -70,6 +71,65 @@ pub struct LogOptions {
 pub struct LogLine {
     pub node: String,
     pub text: String,
+}
+
+/// The severity a log line states, in the forms the nodes write: zap and slog JSON
+/// (`"level":"warn"`), logfmt (`level=error`) and klog's header letter (`E1206 10:00:00`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl LogLevel {
+    fn named(word: &str) -> Option<LogLevel> {
+        match word.to_ascii_lowercase().as_str() {
+            "error" | "err" | "fatal" | "panic" | "dpanic" | "critical" | "crit" | "alert"
+            | "emerg" => Some(LogLevel::Error),
+            "warn" | "warning" => Some(LogLevel::Warn),
+            "info" | "notice" => Some(LogLevel::Info),
+            "debug" | "trace" => Some(LogLevel::Debug),
+            _ => None,
+        }
+    }
+
+    /// The level `line` states, if any; a kernel line (`kern: warning: [...]`, as Talos's
+    /// Dmesg formats facility and priority) by its second word.
+    pub fn of(line: &str) -> Option<LogLevel> {
+        let mut words = line.splitn(3, ':');
+        if let (Some(facility), Some(priority), Some(_)) =
+            (words.next(), words.next(), words.next())
+            && matches!(
+                facility.trim(),
+                "kern" | "user" | "daemon" | "syslog" | "auth"
+            )
+        {
+            return LogLevel::named(priority.trim());
+        }
+        for key in ["\"level\":\"", "\"severity\":\"", "level="] {
+            if let Some(at) = line.find(key) {
+                let rest = &line[at + key.len()..];
+                let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+                if let Some(level) = LogLevel::named(&word) {
+                    return Some(level);
+                }
+            }
+        }
+        let mut chars = line.chars();
+        let letter = chars.next()?;
+        let digits = chars.by_ref().take(4).filter(char::is_ascii_digit).count();
+        if digits == 4 && chars.next() == Some(' ') {
+            return match letter {
+                'E' | 'F' => Some(LogLevel::Error),
+                'W' => Some(LogLevel::Warn),
+                'I' => Some(LogLevel::Info),
+                _ => None,
+            };
+        }
+        None
+    }
 }
 
 /// Joins chunks into lines; a line is kept up to [`MAX_LINE_BYTES`], so the bytes it holds
@@ -319,5 +379,31 @@ mod tests {
     fn control_characters_are_made_printable() {
         let mut s = LineSplitter::default();
         assert_eq!(s.push(b"a\x1b[2Jb\r\n"), vec!["a?[2Jb?"]);
+    }
+
+    #[test]
+    fn levels_are_read_from_json_logfmt_and_klog_lines() {
+        let zap = r#"{"level":"warn","ts":"2026-12-01T19:50:00Z","msg":"slow"}"#;
+        assert_eq!(LogLevel::of(zap), Some(LogLevel::Warn));
+        let slog = r#"{"time":"x","severity":"ERROR","msg":"boom"}"#;
+        assert_eq!(LogLevel::of(slog), Some(LogLevel::Error));
+        assert_eq!(
+            LogLevel::of("time=x level=debug msg=y"),
+            Some(LogLevel::Debug)
+        );
+        let klog = "E1206 10:00:00.000000       1 controller.go:113] sync failed";
+        assert_eq!(LogLevel::of(klog), Some(LogLevel::Error));
+        assert_eq!(
+            LogLevel::of("I1206 10:00:00.0 1 x.go:1] ok"),
+            Some(LogLevel::Info)
+        );
+        assert_eq!(LogLevel::of("Everything fine"), None);
+        let kernel = "kern: warning: [2026-12-01T19:40:01.5Z]: ACPI: no IRQ";
+        assert_eq!(LogLevel::of(kernel), Some(LogLevel::Warn));
+        assert_eq!(
+            LogLevel::of("kern:    info: [x]: Linux"),
+            Some(LogLevel::Info)
+        );
+        assert_eq!(LogLevel::of("[talos] service[etcd](Running)"), None);
     }
 }

@@ -31,7 +31,7 @@ pub use error::TalosError;
 pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
 pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
 pub use health::{CheckState, HealthProgress};
-pub use logs::{LogLine, LogOptions, LogSource};
+pub use logs::{LogLevel, LogLine, LogOptions, LogSource};
 pub use maintenance::{
     CertFingerprint, apply_configuration_insecure, fingerprint_of, maintenance_fingerprint,
 };

@@ -59,6 +59,7 @@ pub fn screens() -> Screens {
         Box::new(certs::CertsScreen::default()),
         Box::new(cluster_plan::ClusterPlanScreen::default()),
         Box::new(config::ConfigScreen::default()),
+        Box::new(config::PatchWizard::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
         Box::new(upgrade_plan::KubePlanModule::default()),

@@ -2,13 +2,20 @@
 //! configuration, read once per opening and again with `r`; `resources`: what runs inside it,
 //! read every few seconds while the screen is on top): the node asked and the reading's
 //! number, the latest document and failure, the task the console reads it on
-//! (`console::run_node_read`) and the news it answers with.
+//! (`console::run_node_read`), the news it answers with, and the failure or the wait drawn
+//! above the document.
 use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
 
 use crate::app::action::Effect;
 use crate::app::message::Message;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared};
 use crate::node_resources::NodeIdentity;
+use crate::tui::Look;
+use crate::views::table::document;
 
 /// One node of one cluster, read for one opening of a screen (or its reading again).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,5 +126,21 @@ impl<T: Clone + Send + Sync + 'static> NodeReading<T> {
             Err(why) => self.error = Some(why.clone()),
         }
         true
+    }
+
+    /// Draws the reading into `area`: the latest read's failure, `waiting` (given the node's
+    /// address) until a first document came, then `lines` for the height left.
+    pub fn render(
+        &self,
+        look: &Look,
+        waiting: impl FnOnce(&str) -> String,
+        lines: impl FnOnce(usize) -> Vec<Line<'static>>,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
+        let address = (self.request.as_ref()).map_or("", |r| r.node.address.as_str());
+        let address = crate::printable::line(address);
+        let reading = self.document.is_none().then(|| waiting(&address));
+        document(look, self.error.as_deref(), reading, lines, area, buf);
     }
 }

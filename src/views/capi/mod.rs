@@ -12,7 +12,7 @@ use crate::app::actions::fix_choices;
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::message::Message;
 use crate::app::screens::{Ask, FleetChange, ScreenModule, ScreenName, Shared, Step};
-use crate::capi::{ClusterTree, TreeRow, condition_age, tree_rows};
+use crate::capi::{ClusterTree, TreeRow, condition_age, condition_head, tree_rows};
 use crate::capi_doctor::findings_of;
 use crate::tui::Look;
 
@@ -90,9 +90,7 @@ impl ScreenModule for CapiScreen {
 
     /// On the cluster in use, when a management cluster among the kube contexts owns it.
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let cluster = shared
-            .current
-            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;
+        let cluster = shared.cluster_in_use()?;
         let capi = &shared.fleet.capi;
         if capi.owner(cluster).is_none() {
             let why = match capi.managements.len() {
@@ -169,13 +167,7 @@ pub fn conditions_text(row: &TreeRow, now: u64) -> String {
     }
     let mut text = String::new();
     for c in &row.conditions {
-        let mut head = format!("{} {}", c.kind, c.status);
-        if !c.severity.is_empty() {
-            head.push_str(&format!(" ({})", c.severity));
-        }
-        if !c.reason.is_empty() {
-            head.push_str(&format!(" {}", c.reason));
-        }
+        let mut head = condition_head(c);
         if let Some(age) = condition_age(c, now).filter(|_| now > 0) {
             head.push_str(&format!(
                 ", since {} ago",

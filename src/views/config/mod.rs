@@ -3,18 +3,15 @@
 //! only; every secret redacted), split into its documents and folded by section
 //! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
 //! (`console::run_node_read`), again with `r`. State, keys and update step here, the drawing in
-//! `view`; `p` opens the patch wizard (`patch`, drawn in `patch_view`) over it.
+//! `view`; `p` opens the patch wizard on the one plan screen (`patch`, drawn in `patch_view`).
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::binding::{
-    Binding, Key, KeyLine, MOVE_KEYS, bind, binds_with_moves, intent, lines_with_moves,
-};
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
 use crate::app::message::Message;
 use crate::app::screens::{Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step};
-use crate::approval::ApprovedAction;
 use crate::cluster_config::ConfigNode;
 use crate::machine_config::NodeConfig;
 use crate::tui::Look;
@@ -24,7 +21,7 @@ pub mod patch;
 mod patch_view;
 mod view;
 
-pub use patch::{PatchNews, PatchTask, PatchWizard};
+pub use patch::{PATCH, PatchNews, PatchTask, PatchWizard};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "config";
@@ -125,15 +122,12 @@ pub struct ConfigScreen {
     pub node: NodeReading<NodeConfig>,
     pub sections: Vec<Section>,
     pub cursor: usize,
-    /// The patch wizard `p` opened, and its plan.
-    pub patch: Option<PatchWizard>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ConfigKey {
-    Fold,
-    OpenAll,
-    FoldAll,
+    /// The section under the cursor the other way (`None`), or every section opened or folded.
+    Fold(Option<bool>),
     Read,
     Patch,
     Back,
@@ -141,9 +135,9 @@ enum ConfigKey {
 
 #[rustfmt::skip]
 static KEYS: &[Binding<ConfigKey, ConfigScreen>] = &[
-    bind(&[Key::ENTER, Key::char(' ')], ConfigKey::Fold, "open or fold the section under the cursor").footer("fold").offered(has_sections),
-    bind(&[Key::char('+')], ConfigKey::OpenAll, "open every section").footer("open all").offered(has_sections),
-    bind(&[Key::char('-')], ConfigKey::FoldAll, "fold every section").offered(has_sections),
+    bind(&[Key::ENTER, Key::char(' ')], ConfigKey::Fold(None), "open or fold the section under the cursor").footer("fold").offered(has_sections),
+    bind(&[Key::char('+')], ConfigKey::Fold(Some(true)), "open every section").footer("open all").offered(has_sections),
+    bind(&[Key::char('-')], ConfigKey::Fold(Some(false)), "fold every section").offered(has_sections),
     bind(&[Key::char('r')], ConfigKey::Read, "read the configuration again").footer("reread"),
     bind(&[Key::char('p')], ConfigKey::Patch, "patch the configuration: file, nodes, mode, then the plan").footer("patch").offered(has_request),
     bind(&[Key::ESC, Key::char('q')], ConfigKey::Back, "back where the screen was opened").footer("back"),
@@ -168,25 +162,16 @@ impl ConfigScreen {
         rows.collect()
     }
 
-    /// Opens or folds the section under the cursor; the cursor stays on its heading.
-    fn fold(&mut self) {
-        let Some(row) = self.rows().get(self.cursor).copied() else {
-            return;
-        };
-        let section = &mut self.sections[row.section];
-        section.open = !section.open;
-        self.cursor = self
-            .rows()
-            .iter()
-            .position(|r| r.section == row.section && r.line.is_none())
-            .unwrap_or(0);
-    }
-
-    /// Opens or folds every section; the cursor stays in the section it was in.
-    fn fold_all(&mut self, open: bool) {
+    /// Opens or folds the section under the cursor (`all`: every section, open or folded);
+    /// the cursor goes to the heading of the section it was in.
+    fn fold(&mut self, all: Option<bool>) {
         let at = self.rows().get(self.cursor).map(|r| r.section);
-        for section in &mut self.sections {
-            section.open = open;
+        for (i, section) in self.sections.iter_mut().enumerate() {
+            match all {
+                Some(open) => section.open = open,
+                None if Some(i) == at => section.open = !section.open,
+                None => {}
+            }
         }
         self.cursor = at
             .and_then(|s| self.rows().iter().position(|r| r.section == s))
@@ -211,21 +196,21 @@ impl ConfigScreen {
         self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
     }
 
-    /// The patch wizard for the node on screen.
-    fn open_patch(&mut self) -> Step {
-        if let Some(request) = &self.node.request {
-            self.patch = Some(PatchWizard::for_node(&request.cluster, &request.node.name));
+    /// The patch wizard of the node on screen (by name: screens never import each other's
+    /// opening); its close shows the configuration again.
+    fn open_patch(&self) -> Step {
+        let Some(request) = &self.node.request else {
+            return Step::default();
+        };
+        let words = vec![
+            PATCH.into(),
+            request.cluster.clone(),
+            request.node.name.clone(),
+        ];
+        Step {
+            open: Some((PATCH, words)),
+            ..Step::default()
         }
-        Step::default()
-    }
-
-    /// A step of the wizard: its close closes the wizard, the configuration shows again.
-    fn after_wizard(&mut self, mut step: Step) -> Step {
-        if step.close {
-            self.patch = None;
-            step.close = false;
-        }
-        step
     }
 }
 
@@ -239,17 +224,7 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        if let Some(wizard) = &self.patch {
-            return wizard.keys();
-        }
         lines_with_moves(KEYS, self)
-    }
-
-    fn binds(&self, event: &KeyEvent) -> bool {
-        if let Some(wizard) = &self.patch {
-            return wizard.binds(event);
-        }
-        binds_with_moves(KEYS, event)
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
@@ -261,17 +236,11 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        if let Some(wizard) = self.patch.as_mut() {
-            let step = wizard.on_key(event, shared);
-            return self.after_wizard(step);
-        }
         match intent(KEYS, event) {
             Some(ConfigKey::Back) => return Step::close(),
             Some(ConfigKey::Patch) => return self.open_patch(),
             Some(ConfigKey::Read) => return Step::effects(self.node.read(NAME, true)),
-            Some(ConfigKey::Fold) => self.fold(),
-            Some(ConfigKey::OpenAll) => self.fold_all(true),
-            Some(ConfigKey::FoldAll) => self.fold_all(false),
+            Some(ConfigKey::Fold(all)) => self.fold(*all),
             None => {}
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
@@ -281,10 +250,7 @@ impl ScreenModule for ConfigScreen {
         Step::default()
     }
 
-    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
-        if let (Some(news), Some(wizard)) = (news.get::<PatchNews>(), self.patch.as_mut()) {
-            return wizard.planned(news, shared);
-        }
+    fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
         let folded = self.node.on_news(news);
         if folded && self.node.error.is_none() {
             self.shown();
@@ -292,33 +258,12 @@ impl ScreenModule for ConfigScreen {
         folded
     }
 
-    /// Enter on the acknowledgement the patch plan asked for.
-    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match self.patch.as_mut() {
-            Some(wizard) => wizard.on_input(text, shared),
-            None => Step::default(),
-        }
-    }
-
-    /// The dispatcher approved the patch on screen: it runs, the screen closes for the
-    /// progress.
-    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let step = self.patch.as_mut()?.on_approved(approved, shared)?;
-        if step.close {
-            self.patch = None;
-        }
-        Some(step)
-    }
-
     fn of_cluster_in_use(&self) -> bool {
         true
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        match &self.patch {
-            Some(wizard) => patch_view::draw(wizard, area, buf, shared.readonly, look),
-            None => view::render(self, look, area, buf),
-        }
+    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
+        view::render(self, look, area, buf);
     }
 }
 

@@ -2,16 +2,16 @@
 //! screen to begin with, a role, or every node) and the mode (auto, no-reboot, staged, try
 //! with its timeout), then its plan on the one plan holder. The console reads the file and
 //! the plan with `plan_config_patch`, as `taloscope config patch --plan` does (a dry run on
-//! every target node); the guards are `config_patch_guards` over live status; the plan shows on
-//! the one plan screen (`views::plan`), Start goes through the one gate and the approved plan
-//! runs as `ConfigPatchRollout` on the one runner.
+//! every target node); the guards are `config_patch_guards` over live status; the wizard is the
+//! one plan screen (`views::plan`) over the patch, a screen the config screen opens by name;
+//! Start goes through the one gate and the approved plan runs as `ConfigPatchRollout` on the
+//! one runner.
 //! Pure: the reads are asked as screen tasks and answered as news.
 use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::NAME;
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
@@ -26,6 +26,10 @@ use crate::talos::ApplyMode;
 use crate::tui::Look;
 use crate::views::form::cycled_in;
 use crate::views::plan::{PlanOperation, PlanScreen};
+
+/// The wizard's screen name: its news and tasks are addressed to it, the config screen's `p`
+/// opens it with the cluster and the node (`config-patch CLUSTER NODE`).
+pub const PATCH: ScreenName = "config-patch";
 
 /// The modes a patch is applied in, as `--mode` offers them.
 const MODES: [ApplyMode; 4] = [
@@ -296,8 +300,8 @@ impl Default for PatchDraft {
 }
 
 impl PlanOperation for PatchPlan {
-    const NAME: ScreenName = NAME;
-    const TITLE: &'static str = "Config patch";
+    const NAME: ScreenName = PATCH;
+    const TITLE: &'static str = "Config patch (p on the config screen)";
     type Kept = PatchDraft;
     type Key = FormKey;
 
@@ -310,11 +314,16 @@ impl PlanOperation for PatchPlan {
         wizard.plan.is_none()
     }
 
-    /// The config screen opens it (`PatchWizard::for_node`).
-    fn open(_: &mut PatchWizard, _: &Opening, _: &Shared) -> Result<Step, Message> {
-        Err(Message::warn(
-            "p on the config screen opens the patch wizard",
-        ))
+    /// The config screen's `p` opens it on its node, a fresh form in `auto` mode.
+    fn open(wizard: &mut PatchWizard, opening: &Opening, _: &Shared) -> Result<Step, Message> {
+        let [_, cluster, node] = opening.words.as_slice() else {
+            return Err(Message::warn(
+                "p on the config screen opens the patch wizard",
+            ));
+        };
+        *wizard = PatchWizard::default();
+        wizard.kept.form = PatchForm::new(cluster, node);
+        Ok(Step::default())
     }
 
     fn on_key(wizard: &mut PatchWizard, key: FormKey, _: &Shared) -> Step {
@@ -375,13 +384,6 @@ impl PlanOperation for PatchPlan {
 }
 
 impl PatchWizard {
-    /// The wizard of a patch for `node` of `cluster`.
-    pub fn for_node(cluster: &str, node: &str) -> PatchWizard {
-        let mut wizard = PatchWizard::default();
-        wizard.kept.form = PatchForm::new(cluster, node);
-        wizard
-    }
-
     /// The plan of the form asked of the console; the form says what it lacks.
     fn ask_plan(&mut self) -> Step {
         let task = match self.kept.form.task(self.kept.asked + 1) {
@@ -394,11 +396,11 @@ impl PatchWizard {
             read: None,
         };
         self.plan = Some(PlanHolder::new(&self.kept.form.cluster, plan));
-        Step::effects(vec![Effect::Screen(ScreenTask::new(NAME, task))])
+        Step::effects(vec![Effect::Screen(ScreenTask::new(PATCH, task))])
     }
 
     /// The plan the console read, with its guards; dropped unless it answers the latest ask.
-    pub fn planned(&mut self, news: &PatchNews, shared: &Shared) -> bool {
+    fn planned(&mut self, news: &PatchNews, shared: &Shared) -> bool {
         let Some(holder) = self.plan.as_mut() else {
             return false;
         };

@@ -13,7 +13,7 @@ use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, press};
 use crate::app::update::update;
 use crate::upgrade::fixtures;
-use crate::views::config::{ConfigScreen, NAME};
+use crate::views::config::{ConfigScreen, NAME, PATCH};
 
 const WORKERS: &str = r#"{"cluster":"healthy","patches":["kubelet.yaml"],"mode":"auto","try_timeout_seconds":null,
 "nodes":[{"node":"w-1","address":"10.5.0.4","role":"worker","changes":[{"path":"machine.kubelet.extraArgs.max-pods","before":null,"after":"250"}],
@@ -33,8 +33,12 @@ fn wizard() -> AppState {
 }
 
 fn patch(s: &AppState) -> &PatchWizard {
-    let screen = s.screens.find::<ConfigScreen>().expect("the screen");
-    screen.patch.as_ref().expect("the wizard")
+    assert_eq!(
+        keymap::context(s),
+        KeyContext::Screen(PATCH),
+        "the wizard on top"
+    );
+    s.screens.find::<PatchWizard>().expect("the wizard")
 }
 
 fn typed(s: &mut AppState, text: &str) {
@@ -54,7 +58,7 @@ fn tasks(effects: &[Effect]) -> Vec<PatchTask> {
 fn news(asked: u64, json: &str) -> Action {
     let plan = serde_json::from_str(json).map_err(|e| e.to_string());
     let news = PatchNews { asked, read: plan };
-    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news)))
+    Action::Event(AppEvent::Screen(ScreenNews::new(PATCH, news)))
 }
 
 #[test]
@@ -84,8 +88,11 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
     press(&mut s, KeyCode::Backspace);
     assert_eq!(patch(&s).kept.form.file, "q.yam");
     press(&mut s, KeyCode::Esc);
-    let screen = s.screens.find::<ConfigScreen>().unwrap();
-    assert!(screen.patch.is_none(), "the wizard closed");
+    assert_ne!(
+        keymap::context(&s),
+        KeyContext::Screen(PATCH),
+        "the wizard closed"
+    );
     assert_eq!(s.screen, crate::app::screen::Screen::Module(NAME));
 }
 

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::{ConfigScreen, Row};
 use crate::tui::{Look, Role};
-use crate::views::table::{document, titled};
+use crate::views::table::titled;
 
 fn title(screen: &ConfigScreen) -> String {
     let Some(request) = &screen.node.request else {
@@ -65,18 +65,7 @@ fn rows(screen: &ConfigScreen, look: &Look, height: usize) -> Vec<Line<'static>>
 /// Draws the configuration pane of `screen` into `area`.
 pub(super) fn render(screen: &ConfigScreen, look: &Look, area: Rect, buf: &mut Buffer) {
     let inner = titled(look, title(screen), true, area, buf);
-    let reading = screen.node.document.is_none().then(|| {
-        let node = (screen.node.request.as_ref()).map_or("", |r| r.node.address.as_str());
-        let node = crate::printable::line(node);
-        format!("reading the machine configuration of {node}...")
-    });
-    let error = screen.node.error.as_deref();
-    document(
-        look,
-        error,
-        reading,
-        |height| rows(screen, look, height),
-        inner,
-        buf,
-    );
+    let waiting = |node: &str| format!("reading the machine configuration of {node}...");
+    let lines = |height| rows(screen, look, height);
+    screen.node.render(look, waiting, lines, inner, buf);
 }

@@ -318,14 +318,13 @@ impl HealthScreen {
     }
 }
 
-/// Seconds with one decimal (`3.2s`), whole minutes beyond a minute (`1m05s`).
+/// Seconds with one decimal (`3.2s`); from a minute on as a progress line says a span
+/// (`1m05s`, `clock::short_duration`).
 pub fn seconds(d: Duration) -> String {
     let tenths = d.as_millis() / 100;
-    if tenths < 600 {
-        format!("{}.{}s", tenths / 10, tenths % 10)
-    } else {
-        let s = tenths / 10;
-        format!("{}m{:02}s", s / 60, s % 60)
+    match tenths < 600 {
+        true => format!("{}.{}s", tenths / 10, tenths % 10),
+        false => crate::clock::short_duration(d.as_secs()),
     }
 }
 

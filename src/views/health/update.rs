@@ -19,11 +19,7 @@ impl Checklist {
     /// `H` on the cluster view, `:health`: the checklist of the cluster in use, starting a run
     /// unless one of that cluster is under way or shown already.
     pub(super) fn open_checks(&mut self, shared: &Shared) -> Result<Step, Message> {
-        let Some(cluster) = shared.current else {
-            return Err(Message::warn(
-                "no cluster in use: Enter on the fleet or :ctx NAME",
-            ));
-        };
+        let cluster = shared.cluster_in_use()?;
         if self.latest.as_ref().is_some_and(|h| h.cluster == cluster) {
             return Ok(Step::default());
         }

@@ -359,6 +359,11 @@ impl LogView {
         }
     }
 
+    /// The first line on screen in `area`, by its `seq`.
+    fn top_line(&self, area: LogArea) -> Option<u64> {
+        self.window(area).lines.first().map(|l| l.seq)
+    }
+
     /// The index of the first line of the last screenful: the newest lines that fit.
     fn last_page(&self, matching: &[&LogEntry], area: LogArea) -> usize {
         let mut used = 0;
@@ -424,9 +429,7 @@ impl LogView {
     /// `f`: stops following where the screen is, or follows the end again.
     pub fn toggle_follow(&mut self, area: LogArea) {
         if self.following() {
-            let matching = self.matching();
-            let first = self.first_shown(&matching, area);
-            self.top = matching.get(first).map(|l| l.seq);
+            self.top = self.top_line(area);
         } else {
             self.follow();
         }
@@ -529,10 +532,7 @@ impl LogView {
             Some(current) if forward => hits.iter().find(|h| key(h) > key(&current)),
             Some(current) => hits.iter().rev().find(|h| key(h) < key(&current)),
             None => {
-                let matching = self.matching();
-                let top = matching
-                    .get(self.first_shown(&matching, area))
-                    .map_or(0, |l| l.seq);
+                let top = self.top_line(area).unwrap_or(0);
                 if forward {
                     hits.iter().find(|h| h.seq >= top)
                 } else {

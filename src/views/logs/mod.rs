@@ -46,12 +46,10 @@ enum LogsKey {
     Pause,
     Timestamps,
     Scroll(Move),
-    /// Left / Right: the text sideways.
-    Left,
-    Right,
-    /// `n` / `N`: the next or previous occurrence of the filter text.
-    NextMatch,
-    PreviousMatch,
+    /// Right (true) / Left: the text sideways.
+    Shift(bool),
+    /// `n` (true) / `N`: the next or previous occurrence of the filter text.
+    Jump(bool),
     Wrap,
     /// `f`: follow the newest lines, or hold the screen where it is.
     Follow,
@@ -71,10 +69,10 @@ static VIEW: &[Binding<LogsKey, LogsScreen>] = &[
     bind(&[Key::PAGE_UP, Key::ctrl('b')], LogsKey::Scroll(Move::PageUp), "page up"),
     bind(&[Key::char('g'), Key::HOME], LogsKey::Scroll(Move::First), "the oldest line kept"),
     bind(&[Key::char('G'), Key::END], LogsKey::Scroll(Move::Last), "the newest lines, following again").footer("follow").offered(not_following),
-    bind(&[Key::LEFT], LogsKey::Left, "scroll the text left"),
-    bind(&[Key::RIGHT], LogsKey::Right, "scroll the text right, up to the longest line's end"),
-    bind(&[Key::char('n')], LogsKey::NextMatch, "the next occurrence of the filter text, scrolled into view").footer("next").offered(filtered),
-    bind(&[Key::char('N')], LogsKey::PreviousMatch, "the previous occurrence of the filter text"),
+    bind(&[Key::LEFT], LogsKey::Shift(false), "scroll the text left"),
+    bind(&[Key::RIGHT], LogsKey::Shift(true), "scroll the text right, up to the longest line's end"),
+    bind(&[Key::char('n')], LogsKey::Jump(true), "the next occurrence of the filter text, scrolled into view").footer("next").offered(filtered),
+    bind(&[Key::char('N')], LogsKey::Jump(false), "the previous occurrence of the filter text"),
     bind(&[Key::char('w')], LogsKey::Wrap, "wrap long lines, or cut them at the edge").footer("wrap"),
     bind(&[Key::char('f')], LogsKey::Follow, "follow the newest lines, or hold the screen where it is"),
 ];
@@ -96,17 +94,18 @@ fn not_following(screen: &LogsScreen) -> bool {
 }
 
 impl LogsScreen {
+    /// The keys of what shows: the picker's (it moves with the shared move keys), else the
+    /// view's.
+    fn own_keys(&self) -> &'static [Binding<LogsKey, LogsScreen>] {
+        if self.picker.is_some() { PICKER } else { VIEW }
+    }
+
     /// The intent of `event`: the picker's keys and moves while it is open, else the view's;
     /// Esc and q on both.
     fn intent(&self, event: &KeyEvent) -> Option<LogsKey> {
-        let own = if self.picker.is_some() {
-            intent(MOVE_KEYS, event)
-                .map(|m| LogsKey::Scroll(*m))
-                .or_else(|| intent(PICKER, event).copied())
-        } else {
-            intent(VIEW, event).copied()
-        };
-        own.or_else(|| intent(BACK, event).copied())
+        let moves = intent(MOVE_KEYS, event).filter(|_| self.picker.is_some());
+        let own = || intent(self.own_keys().iter().chain(BACK), event).copied();
+        moves.map(|m| LogsKey::Scroll(*m)).or_else(own)
     }
 }
 
@@ -120,13 +119,10 @@ impl ScreenModule for LogsScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        let mut lines = if self.picker.is_some() {
-            let mut lines = key_lines(PICKER, self);
+        let mut lines = key_lines(self.own_keys(), self);
+        if self.picker.is_some() {
             lines.extend(key_lines(MOVE_KEYS, &()));
-            lines
-        } else {
-            key_lines(VIEW, self)
-        };
+        }
         lines.extend(key_lines(BACK, self));
         lines
     }

@@ -10,37 +10,21 @@ use crate::app::binding::Move;
 use crate::app::message::Message;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{Opening, ScreenTask, Shared, Step};
-use crate::fleet::{NodeRole, NodeStatus};
+use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::node_resources::NodeIdentity;
 
 /// What `l` says where it opens nothing.
 pub(super) const WHERE_LOGS_OPEN: &str =
     "l opens logs from the nodes pane (1) or the etcd pane (2)";
 
-/// The nodes of the cluster in use, as the fleet model lists them.
-fn cluster_nodes(shared: &Shared) -> Vec<NodeStatus> {
-    shared
-        .current
-        .and_then(|c| shared.fleet.cluster(c))
-        .map(|live| live.status.nodes.clone())
-        .unwrap_or_default()
-}
-
 /// The nodes `names` name (by name or address), or which name matches none.
-fn named(names: &[String], nodes: &[NodeStatus]) -> Result<Vec<NodeIdentity>, Message> {
+fn named(names: &[String], status: &ClusterStatus) -> Result<Vec<NodeIdentity>, Message> {
+    let node = |name: &String| status.node_named(name).map(NodeStatus::identity);
     names
         .iter()
-        .map(|name| {
-            let found = nodes.iter().find(|n| &n.name == name || &n.address == name);
-            found.map(NodeStatus::identity).ok_or_else(|| {
-                let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-                Message::error(format!(
-                    "no node named {name:?} in the cluster in use; its nodes: {}",
-                    known.join(", ")
-                ))
-            })
-        })
-        .collect()
+        .map(node)
+        .collect::<Result<_, _>>()
+        .map_err(Message::error)
 }
 
 /// The nodes that run `subject`: the control planes for etcd and the static pods, else all.
@@ -58,13 +42,9 @@ fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<NodeIdentity> {
 }
 
 /// The node selected where the screen was opened.
-fn selected(opening: &Opening, nodes: &[NodeStatus]) -> Result<NodeStatus, Message> {
-    let node = opening
-        .node
-        .as_ref()
-        .and_then(|key| nodes.iter().find(|n| &n.address == key));
-    node.cloned()
-        .ok_or_else(|| Message::warn("no node selected"))
+fn selected<'a>(opening: &Opening, status: &'a ClusterStatus) -> Result<&'a NodeStatus, Message> {
+    let node = opening.node.as_ref().and_then(|key| status.node(key));
+    node.ok_or_else(|| Message::warn("no node selected"))
 }
 
 /// Columns of the lines inside the pane's border and its one column of padding each side on
@@ -81,32 +61,38 @@ impl LogsScreen {
     /// `l` and `d` on the cluster panes and node detail (by where it was opened and its
     /// node), `:logs SERVICE [NODE...]` (no node: every node that runs it) and `:dmesg NODE`.
     pub(super) fn open_for(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let nodes = cluster_nodes(shared);
+        // The cluster in use as the model has it; none of its nodes known before it answers.
+        let unknown = ClusterStatus {
+            name: shared.current.unwrap_or_default().to_string(),
+            ..ClusterStatus::default()
+        };
+        let live = shared.current.and_then(|c| shared.fleet.cluster(c));
+        let status = live.map_or(&unknown, |l| &l.status);
         match opening.words.split_first() {
             Some((command, names)) if command == "dmesg" => {
                 let chosen = match names {
-                    [] => vec![selected(opening, &nodes)?.identity()],
-                    names => named(names, &nodes)?,
+                    [] => vec![selected(opening, status)?.identity()],
+                    names => named(names, status)?,
                 };
                 self.open_view(shared, LogSubject::Kernel, chosen)
             }
             Some((_, [service, names @ ..])) => {
                 let subject = LogSubject::named(service);
                 let chosen = match names {
-                    [] => running(&subject, &nodes),
-                    names => named(names, &nodes)?,
+                    [] => running(&subject, &status.nodes),
+                    names => named(names, status)?,
                 };
                 self.open_view(shared, subject, chosen)
             }
             _ => match opening.from {
                 Screen::Cluster(Pane::Etcd) => {
                     let etcd = LogSubject::Service("etcd".into());
-                    let chosen = running(&etcd, &nodes);
+                    let chosen = running(&etcd, &status.nodes);
                     self.open_view(shared, etcd, chosen)
                 }
                 Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
-                    let node = selected(opening, &nodes)?;
-                    self.open_picker(shared, &node)
+                    let node = selected(opening, status)?;
+                    self.open_picker(shared, node)
                 }
                 _ => Err(Message::info(WHERE_LOGS_OPEN)),
             },
@@ -114,7 +100,7 @@ impl LogsScreen {
     }
 
     fn open_picker(&mut self, shared: &Shared, node: &NodeStatus) -> Result<Step, Message> {
-        let cluster = shared.current.ok_or_else(no_cluster)?;
+        let cluster = shared.cluster_in_use()?;
         self.picker = Some(ServicePicker {
             cluster: cluster.to_string(),
             node: node.identity(),
@@ -131,7 +117,7 @@ impl LogsScreen {
         subject: LogSubject,
         nodes: Vec<NodeIdentity>,
     ) -> Result<Step, Message> {
-        let cluster = shared.current.ok_or_else(no_cluster)?;
+        let cluster = shared.cluster_in_use()?;
         if nodes.is_empty() {
             return Err(Message::warn(format!(
                 "no node of {cluster} to read {} from yet",
@@ -178,10 +164,10 @@ impl LogsScreen {
         if key == LogsKey::Back {
             return self.back();
         }
-        let rows = shared.pane_rows();
-        if let Some(picker) = self.picker.clone() {
-            return self.on_picker(picker, key, shared, rows);
+        if self.picker.is_some() {
+            return self.on_picker(key, shared);
         }
+        let rows = shared.pane_rows();
         // A page keeps one line of the last one, so a taller message line never skips a line.
         let page = rows.saturating_sub(1).max(1) as isize;
         let Some(view) = self.view.as_mut() else {
@@ -200,17 +186,16 @@ impl LogsScreen {
             LogsKey::Scroll(Move::Last) => view.follow(),
             LogsKey::Pause => view.toggle_pause(),
             LogsKey::Timestamps => view.timestamps = !view.timestamps,
-            LogsKey::Left => view.shift(false, area.room),
-            LogsKey::Right => view.shift(true, area.room),
+            LogsKey::Shift(right) => view.shift(right, area.room),
             LogsKey::Wrap => view.toggle_wrap(),
             LogsKey::Follow => view.toggle_follow(area),
-            LogsKey::NextMatch | LogsKey::PreviousMatch if view.filter.is_empty() => {
+            LogsKey::Jump(_) if view.filter.is_empty() => {
                 return Step::message(Message::info(
                     "n and N jump between occurrences of the filter: type it with / first",
                 ));
             }
-            LogsKey::NextMatch | LogsKey::PreviousMatch => {
-                if !view.jump(key == LogsKey::NextMatch, area) {
+            LogsKey::Jump(forward) => {
+                if !view.jump(forward, area) {
                     let text = crate::printable::line(&view.filter);
                     let text = format!("{text:?} occurs in no line shown");
                     return Step::message(Message::warn(text));
@@ -227,33 +212,28 @@ impl LogsScreen {
         Step::default()
     }
 
-    fn on_picker(
-        &mut self,
-        picker: ServicePicker,
-        key: LogsKey,
-        shared: &Shared,
-        rows: usize,
-    ) -> Step {
-        let (choices, _) = picker_choices(shared.fleet, &picker);
+    /// The picker's keys: the move keys through its choices, Enter follows the selected one.
+    fn on_picker(&mut self, key: LogsKey, shared: &Shared) -> Step {
+        let Some(picker) = self.picker.as_mut() else {
+            return Step::default();
+        };
+        let (choices, _) = picker_choices(shared.fleet, picker);
         let last = choices.len().saturating_sub(1);
         match key {
             LogsKey::Scroll(step) => {
-                if let Some(p) = self.picker.as_mut() {
-                    p.selected = step.from(picker.selected, last, rows);
-                }
-                Step::default()
+                picker.selected = step.from(picker.selected, last, shared.pane_rows());
             }
             LogsKey::Pick => {
                 let chosen = choices.into_iter().nth(picker.selected.min(last));
-                let opened =
-                    chosen.map(|(subject, _)| self.open_view(shared, subject, vec![picker.node]));
-                match opened {
-                    Some(Err(why)) => Step::message(why),
-                    _ => Step::default(),
+                let node = picker.node.clone();
+                let opened = chosen.map(|(subject, _)| self.open_view(shared, subject, vec![node]));
+                if let Some(Err(why)) = opened {
+                    return Step::message(why);
                 }
             }
-            _ => Step::default(),
+            _ => {}
         }
+        Step::default()
     }
 
     /// Esc and q: the filter cleared, else back where the view or picker was opened from.
@@ -270,10 +250,6 @@ impl LogsScreen {
             }
         }
     }
-}
-
-fn no_cluster() -> Message {
-    Message::warn("no cluster in use: Enter on the fleet or :ctx NAME")
 }
 
 #[cfg(test)]

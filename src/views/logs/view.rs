@@ -14,6 +14,7 @@ use super::LogsScreen;
 use super::buffer::{LogArea, LogEntry, LogView, LogWindow, MAX_LOG_LINES, match_ranges};
 use super::buffer::{ServicePicker, picker_choices};
 use crate::app::screens::Shared;
+use crate::talos::LogLevel;
 use crate::tui::{Glyphs, Look, Role};
 use crate::views::table::{pane_block, titled};
 
@@ -153,11 +154,8 @@ impl LogsView<'_> {
         let blank: usize = lead.iter().map(|span| span.width()).sum();
         let cells = self.cells(view, entry);
         let ranges: Vec<(usize, usize)> = if view.wrap {
-            let total = cells.last().map_or(0, |c| c.column + c.width);
-            (0..total.max(1))
-                .step_by(room.max(1))
-                .map(|from| (from, from + room))
-                .collect()
+            let rows = 0..view.height(entry, room);
+            rows.map(|row| (row * room, (row + 1) * room)).collect()
         } else {
             vec![(view.column, view.column.saturating_add(room))]
         };
@@ -261,18 +259,13 @@ impl LogsView<'_> {
             .iter()
             .enumerate()
             .map(|(i, (subject, what))| {
-                let marker = if i == selected {
-                    self.look.glyphs.selected
-                } else {
-                    " "
+                let (marker, role) = match i == selected {
+                    true => (self.look.glyphs.selected, Role::Selection),
+                    false => (" ", Role::Text),
                 };
-                let style = if i == selected {
-                    s.get(Role::Selection)
-                } else {
-                    s.get(Role::Text)
-                };
+                let name = format!("{marker} {:<26}", self.safe(subject.name()));
                 Line::from(vec![
-                    Span::styled(format!("{marker} {:<26}", self.safe(subject.name())), style),
+                    Span::styled(name, s.get(role)),
                     Span::styled(self.safe(what), s.get(Role::Muted)),
                 ])
             })
@@ -313,65 +306,6 @@ struct Cell {
     style: Style,
 }
 
-/// The severity a log line states, in the forms the nodes write: zap and slog JSON
-/// (`"level":"warn"`), logfmt (`level=error`) and klog's header letter (`E1206 10:00:00`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    Error,
-    Warn,
-    Info,
-    Debug,
-}
-
-impl LogLevel {
-    fn named(word: &str) -> Option<LogLevel> {
-        match word.to_ascii_lowercase().as_str() {
-            "error" | "err" | "fatal" | "panic" | "dpanic" | "critical" | "crit" | "alert"
-            | "emerg" => Some(LogLevel::Error),
-            "warn" | "warning" => Some(LogLevel::Warn),
-            "info" | "notice" => Some(LogLevel::Info),
-            "debug" | "trace" => Some(LogLevel::Debug),
-            _ => None,
-        }
-    }
-
-    /// The level `line` states, if any; a kernel line (`kern: warning: [...]`, as Talos's
-    /// Dmesg formats facility and priority) by its second word.
-    pub fn of(line: &str) -> Option<LogLevel> {
-        let mut words = line.splitn(3, ':');
-        if let (Some(facility), Some(priority), Some(_)) =
-            (words.next(), words.next(), words.next())
-            && matches!(
-                facility.trim(),
-                "kern" | "user" | "daemon" | "syslog" | "auth"
-            )
-        {
-            return LogLevel::named(priority.trim());
-        }
-        for key in ["\"level\":\"", "\"severity\":\"", "level="] {
-            if let Some(at) = line.find(key) {
-                let rest = &line[at + key.len()..];
-                let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
-                if let Some(level) = LogLevel::named(&word) {
-                    return Some(level);
-                }
-            }
-        }
-        let mut chars = line.chars();
-        let letter = chars.next()?;
-        let digits = chars.by_ref().take(4).filter(char::is_ascii_digit).count();
-        if digits == 4 && chars.next() == Some(' ') {
-            return match letter {
-                'E' | 'F' => Some(LogLevel::Error),
-                'W' => Some(LogLevel::Warn),
-                'I' => Some(LogLevel::Info),
-                _ => None,
-            };
-        }
-        None
-    }
-}
-
 /// How a line of `text` is drawn: errors and warnings in the theme's error and warning
 /// colours and bold (so they stand out under NO_COLOR too), debug muted, the rest as text.
 fn level_style(look: &Look, text: &str) -> Style {
@@ -381,36 +315,5 @@ fn level_style(look: &Look, text: &str) -> Style {
         Some(LogLevel::Warn) => s.get(Role::Warn).add_modifier(Modifier::BOLD),
         Some(LogLevel::Debug) => s.get(Role::Muted),
         Some(LogLevel::Info) | None => s.get(Role::Text),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_are_read_from_json_logfmt_and_klog_lines() {
-        let zap = r#"{"level":"warn","ts":"2026-12-01T19:50:00Z","msg":"slow"}"#;
-        assert_eq!(LogLevel::of(zap), Some(LogLevel::Warn));
-        let slog = r#"{"time":"x","severity":"ERROR","msg":"boom"}"#;
-        assert_eq!(LogLevel::of(slog), Some(LogLevel::Error));
-        assert_eq!(
-            LogLevel::of("time=x level=debug msg=y"),
-            Some(LogLevel::Debug)
-        );
-        let klog = "E1206 10:00:00.000000       1 controller.go:113] sync failed";
-        assert_eq!(LogLevel::of(klog), Some(LogLevel::Error));
-        assert_eq!(
-            LogLevel::of("I1206 10:00:00.0 1 x.go:1] ok"),
-            Some(LogLevel::Info)
-        );
-        assert_eq!(LogLevel::of("Everything fine"), None);
-        let kernel = "kern: warning: [2026-12-01T19:40:01.5Z]: ACPI: no IRQ";
-        assert_eq!(LogLevel::of(kernel), Some(LogLevel::Warn));
-        assert_eq!(
-            LogLevel::of("kern:    info: [x]: Linux"),
-            Some(LogLevel::Info)
-        );
-        assert_eq!(LogLevel::of("[talos] service[etcd](Running)"), None);
     }
 }

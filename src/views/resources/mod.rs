@@ -221,24 +221,18 @@ impl ScreenModule for ResourcesScreen {
             )
             | None => {}
         }
-        if let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.node.document)
-            && self.section == Section::Containers
-        {
+        let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.node.document) else {
+            return Step::default();
+        };
+        let rows = shared.pane_rows();
+        if self.section == Section::Containers {
             let last = d.containers.len().saturating_sub(1);
-            self.selected = step.from(self.selected, last, shared.pane_rows());
+            self.selected = step.from(self.selected, last, rows);
             // The selected row stays in view.
             let line = view::selected_container_line(d, self.selected).unwrap_or(0);
-            let rows = shared.pane_rows();
             self.scroll = self.scroll.min(line).max((line + 1).saturating_sub(rows));
-            return Step::default();
-        }
-        if let Some(step) = intent(MOVE_KEYS, event) {
-            let rows = shared.pane_rows();
-            let last = self
-                .node
-                .document
-                .as_ref()
-                .map_or(0, |d| view::line_count(self, d).saturating_sub(rows));
+        } else {
+            let last = view::line_count(self, d).saturating_sub(rows);
             self.scroll = step.from(self.scroll, last, rows);
         }
         Step::default()

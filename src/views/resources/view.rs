@@ -13,7 +13,7 @@ use crate::node_resources::{
     Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
 };
 use crate::tui::{Look, Role};
-use crate::views::table::{document, titled};
+use crate::views::table::titled;
 
 fn role(tone: Tone) -> Role {
     match tone {
@@ -172,10 +172,7 @@ pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mu
         REFRESH.as_secs()
     );
     let inner = titled(look, title, true, area, buf);
-    let reading = screen.node.document.is_none().then(|| {
-        let name = node.map_or_else(String::new, |n| crate::printable::line(&n.address));
-        format!("reading {name} (CPU is measured over a second)...")
-    });
+    let waiting = |node: &str| format!("reading {node} (CPU is measured over a second)...");
     let lines = |_| {
         let Some(d) = &screen.node.document else {
             return Vec::new();
@@ -197,12 +194,5 @@ pub(super) fn render(screen: &ResourcesScreen, look: &Look, area: Rect, buf: &mu
         })
         .collect()
     };
-    document(
-        look,
-        screen.node.error.as_deref(),
-        reading,
-        lines,
-        inner,
-        buf,
-    );
+    screen.node.render(look, waiting, lines, inner, buf);
 }
