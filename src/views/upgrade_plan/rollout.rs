@@ -5,14 +5,25 @@
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use super::{RolloutKey, RolloutPlanModule};
+use crate::app::action::Effect;
+use crate::app::binding::Binding;
 use crate::app::plan_screen::{GuardReading, PlanGuards, PlanHolder, PlanSubject, PlannedRollout};
+use crate::app::screen::Pane;
+use crate::app::screens::{ScreenName, ScreenNews, Shared, Step};
+use crate::app::tables::{Column, TableRow};
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
+use crate::tui::Look;
 use crate::upgrade::{Guard, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
-/// What a kind of rollout puts on the plan screen beyond what every plan has.
+/// What a kind of rollout puts on the plan screen beyond what every plan has: its plan, its
+/// screen's keys and news, its pane; only what differs between kinds.
 pub trait PlanKind:
     UpgradeKind<Plan: Debug + Clone + PartialEq + Eq + Send + Sync> + Debug + Clone
 {
@@ -65,6 +76,49 @@ pub trait PlanKind:
     fn planned(plan: Self::Plan) -> PlannedRollout;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
+
+    // Its screen: name, keys, news.
+    const NAME: ScreenName;
+    const TITLE: &'static str;
+    /// The pane the screen goes back to when it was opened from nowhere else.
+    const HOME: Pane;
+    /// The kind's own key intents.
+    type Key: Debug + Copy + PartialEq + Eq + Send + Sync + 'static;
+    /// What the screen keeps beyond its plan, across plans.
+    type Kept: Debug + Clone + Default + Send + Sync;
+    /// The kind's own keys (the target's first, then its options').
+    fn own_keys() -> &'static [Binding<RolloutKey<Self::Key>, RolloutPlanModule<Self>>];
+    /// The releases a plan of `cluster` is offered from (the built-in table, unless the kind
+    /// learns them).
+    fn releases(_kept: &Self::Kept, _cluster: &str) -> LearnedReleases {
+        LearnedReleases::built_in("no registry was asked")
+    }
+    /// What the plan asks of the console once it was made (again).
+    fn asks(_plan: &mut RolloutPlanScreen<Self>) -> Vec<Effect> {
+        Vec::new()
+    }
+    /// One of its own keys on the open plan.
+    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
+    /// News from its IO task; whether it changed what the screen shows.
+    fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool;
+    /// Enter on the field one of its own keys asked for.
+    fn on_input(_module: &mut RolloutPlanModule<Self>, _text: &str, _shared: &Shared) -> Step {
+        Step::default()
+    }
+
+    // Its pane (`view`).
+    /// What the pane says while no plan of this kind is open.
+    const NOT_OPEN: &'static str;
+    /// What the step table says with no rows.
+    const NO_STEPS: &'static str;
+    const STEP_COLUMNS: &'static [Column];
+    /// The lines above the steps (target, options, findings).
+    fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
+    fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
+    /// The step table's title.
+    fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
+    /// Summary, steps, guards and last line, from top to bottom.
+    fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
 }
 
 /// What a rollout's plan screen edits and shows beyond every plan's guards: the targets, the
