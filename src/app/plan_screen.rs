@@ -63,10 +63,12 @@ pub trait PlanSubject: Debug + Clone {
     ) -> Vec<Guard>;
     /// What Start asks the dispatcher to approve for `cluster`; `None` while there is no plan.
     fn approval(&self, cluster: &str) -> Option<MutatingAction>;
-    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
-    fn guards_focused(&self) -> bool {
-        true
-    }
+    /// It has a list of its own beside its guards (steps, phases, a request's fields), which
+    /// has the move keys and `?` while the holder's `on_guards` does not say the guards have.
+    const OWN_LIST: bool = false;
+    /// Its plan shows apart from its own list (a wizard's, from its request): it is approved
+    /// only while it shows (`on_guards`), and Tab does not switch.
+    const APART: bool = false;
     /// The acknowledgement still to type among `guards` (a warning's, unless the kind says).
     fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
         guards.missing_ack()
@@ -85,6 +87,9 @@ pub struct PlanHolder<K> {
     pub cluster: String,
     pub plan: K,
     pub guards: PlanGuards,
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?` (Tab
+    /// switches; a plan apart has them while it shows).
+    pub on_guards: bool,
 }
 
 impl<K: PlanSubject> PlanHolder<K> {
@@ -94,6 +99,7 @@ impl<K: PlanSubject> PlanHolder<K> {
             cluster: cluster.to_string(),
             plan,
             guards: PlanGuards::default(),
+            on_guards: false,
         }
     }
 
@@ -138,7 +144,8 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// What Start asks the dispatcher to approve; `None` while there is no plan.
     pub fn approval(&self) -> Option<MutatingAction> {
-        self.plan.approval(&self.cluster)
+        let shown = !K::APART || self.on_guards;
+        self.plan.approval(&self.cluster).filter(|_| shown)
     }
 
     /// Whether an approval the dispatcher gave is for this plan as it stands.
@@ -148,7 +155,7 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
     pub fn guards_focused(&self) -> bool {
-        self.plan.guards_focused()
+        !K::OWN_LIST || self.on_guards
     }
 
     /// The acknowledgement still to type (`a` opens the field for it).

@@ -10,7 +10,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::app::actions::ActionRun;
-use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
@@ -61,8 +60,6 @@ pub struct CapiWay {
     pub request: CapiPlanRequest,
     /// `None` while the management cluster is read.
     pub read: Option<CapiPlanRead>,
-    /// Whether the guards, rather than the phases, have the move keys and `?`.
-    pub on_guards: bool,
     pub phase: usize,
 }
 
@@ -102,9 +99,7 @@ impl PlanSubject for CapiWay {
         self.plan()?.as_ref().ok().map(capi_action)
     }
 
-    fn guards_focused(&self) -> bool {
-        self.on_guards
-    }
+    const OWN_LIST: bool = true;
 }
 
 /// The CAPI-way upgrade plan screen: the one plan screen over the CAPI way.
@@ -116,11 +111,6 @@ impl PlanOperation for CapiWay {
     type Kept = ();
     /// Its only key of its own is Tab between the phases and the guards, every list's.
     type Key = Infallible;
-    const TAB: Option<fn(&mut CapiWay) -> &mut bool> = Some(|way| &mut way.on_guards);
-
-    fn own_keys(_: &CapiUpgradeScreen) -> &'static [Binding<Infallible, CapiUpgradeScreen>] {
-        &[]
-    }
 
     fn open(
         screen: &mut CapiUpgradeScreen,
@@ -128,10 +118,6 @@ impl PlanOperation for CapiWay {
         shared: &Shared,
     ) -> Result<Step, Message> {
         screen.opened(opening, shared)
-    }
-
-    fn on_key(_: &mut CapiUpgradeScreen, key: Infallible, _: &Shared) -> Step {
-        match key {}
     }
 
     fn on_news(screen: &mut CapiUpgradeScreen, news: &ScreenNews, shared: &Shared) -> bool {

@@ -92,7 +92,6 @@ impl CapiUpgradeScreen {
         let way = CapiWay {
             request: request.clone(),
             read: None,
-            on_guards: false,
             phase: 0,
         };
         self.plan = Some(PlanHolder::new(&request.cluster, way));

@@ -73,7 +73,6 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
     const TITLE: &'static str = K::TITLE;
     type Kept = K::Kept;
     type Key = RolloutKey<K::Key>;
-    const TAB: Option<fn(&mut Self) -> &mut bool> = Some(|plan| &mut plan.on_guards);
 
     fn own_keys(_: &RolloutPlanModule<K>) -> &'static [Binding<Self::Key, RolloutPlanModule<K>>] {
         K::own_keys()

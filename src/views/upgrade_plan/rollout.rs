@@ -130,8 +130,6 @@ pub struct RolloutPlan<K: PlanKind> {
     pub target: Version,
     /// The plan, or why none could be made (one line).
     pub made: Result<K::Plan, String>,
-    /// Whether the guards, rather than the steps, have the move keys and `?` (Tab switches).
-    pub on_guards: bool,
     /// The selected step, by [`PlanKind::step_key`].
     pub step: Option<String>,
     pub settings: K::Settings,
@@ -174,7 +172,6 @@ impl<K: PlanKind> RolloutPlan<K> {
             targets,
             target,
             made: Err(String::new()),
-            on_guards: false,
             step: None,
             settings: K::settings(status, learned),
         };
@@ -239,6 +236,8 @@ impl<K: PlanKind> RolloutPlan<K> {
 }
 
 impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
+    const OWN_LIST: bool = true;
+
     fn unready(&self) -> Option<String> {
         match &self.made {
             Err(e) => Some(e.clone()),
@@ -256,10 +255,6 @@ impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
 
     fn approval(&self, cluster: &str) -> Option<MutatingAction> {
         Some(K::action(cluster.to_string(), self.target_text()))
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.on_guards
     }
 
     fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
