@@ -139,9 +139,6 @@ pub(super) fn draw(
     };
     let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
     render_step_pane(look, title, active, table, steps_area, buf);
-    let checks = ChecksPane {
-        noun: "cluster",
-        ..ChecksPane::of(holder, NO_GUARDS_YET)
-    };
+    let checks = ChecksPane::of(holder, NO_GUARDS_YET);
     checks.render(look, shared.readonly, guards_area, bottom, buf);
 }
