@@ -26,7 +26,7 @@ use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
 };
 use crate::approval::ApprovedAction;
-pub use gate::{ACK_PROMPT, refresh_step, reread_guards};
+pub use gate::{ACK_PROMPT, closed_with, refresh_step, reread_guards};
 use gate::{ack_step, acknowledge_step, approved_step, explain_step, list_move, start_step};
 
 /// What one operation says of its plan screen: only what differs between operations.
