@@ -69,15 +69,6 @@ pub trait PlanSubject: Debug + Clone {
     /// Its plan shows apart from its own list (a wizard's, from its request): it is approved
     /// only while it shows (`on_guards`), and Tab does not switch.
     const APART: bool = false;
-    /// The acknowledgement still to type among `guards` (a warning's, unless the kind says).
-    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        guards.missing_ack()
-    }
-    /// The acknowledgement the last line prompts for (only when no guard fails, unless the
-    /// kind says).
-    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        guards.ack_prompt()
-    }
 }
 
 /// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
@@ -160,12 +151,12 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// The acknowledgement still to type (`a` opens the field for it).
     pub fn missing_ack(&self) -> Option<&str> {
-        self.plan.missing_ack(&self.guards)
+        self.guards.missing_ack()
     }
 
     /// The acknowledgement the last line prompts for: only when it is the one thing left.
     pub fn ack_prompt(&self) -> Option<&str> {
-        self.plan.ack_prompt(&self.guards)
+        self.guards.ack_prompt()
     }
 
     /// Why Start is refused (the failing guard named), or `None` when it is offered. The
@@ -226,19 +217,24 @@ impl PlanGuards {
         set_guards(&mut self.shown, &mut self.selected, guards);
     }
 
-    /// The acknowledgement still to type, when a warning needs one.
+    /// The acknowledgement still to type: a warning's, else one a guard fails until it is
+    /// typed (the Kubernetes upgrade's removed-API count).
     pub fn missing_ack(&self) -> Option<&str> {
         let typed = |needed: &&str| self.acks.iter().any(|a| a.trim() == *needed);
-        self.shown
-            .iter()
-            .filter(|g| g.verdict == Verdict::Warn)
-            .filter_map(|g| g.needs_ack.as_deref())
-            .find(|needed| !typed(needed))
+        let needing = |verdict| {
+            (self.shown.iter())
+                .filter(move |g| g.verdict == verdict)
+                .filter_map(|g| g.needs_ack.as_deref())
+        };
+        (needing(Verdict::Warn).chain(needing(Verdict::Fail))).find(|needed| !typed(needed))
     }
 
-    /// The acknowledgement the last line prompts for: only when no guard fails.
+    /// The acknowledgement the last line prompts for: only when no guard fails that it would
+    /// not clear.
     pub fn ack_prompt(&self) -> Option<&str> {
-        self.missing_ack().filter(|_| self.counts().2 == 0)
+        let failing =
+            (self.shown.iter()).any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
+        self.missing_ack().filter(|_| !failing)
     }
 
     /// Why the guards refuse Start on `cluster`, or `None` when they allow it.

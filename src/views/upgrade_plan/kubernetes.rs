@@ -13,7 +13,7 @@ use super::{
 };
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
-use crate::app::plan_screen::{PlanGuards, PlannedRollout, roles_of};
+use crate::app::plan_screen::{PlannedRollout, roles_of};
 use crate::app::screen::Pane;
 use crate::app::screens::{ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
@@ -184,28 +184,6 @@ impl PlanKind for Kubernetes {
             .into_iter()
             .map(|g| rollout.as_shown(g))
             .collect()
-    }
-
-    /// A warning's acknowledgement, or the removed-API guard's, which fails
-    /// until it is typed.
-    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
-        guards.missing_ack().or_else(|| {
-            guards
-                .shown
-                .iter()
-                .filter(|g| g.verdict == Verdict::Fail)
-                .filter_map(|g| g.needs_ack.as_deref())
-                .find(|needed| !guards.acks.iter().any(|a| a.trim() == *needed))
-        })
-    }
-
-    /// Only once nothing else fails.
-    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
-        let other_failing = guards
-            .shown
-            .iter()
-            .any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
-        Self::missing_ack(guards).filter(|_| !other_failing)
     }
 
     fn unready(rollout: &RolloutPlan<Kubernetes>) -> Option<String> {

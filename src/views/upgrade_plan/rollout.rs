@@ -11,7 +11,7 @@ use ratatui::text::Line;
 use super::{RolloutKey, RolloutPlanModule};
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
-use crate::app::plan_screen::{GuardReading, PlanGuards, PlanHolder, PlanSubject, PlannedRollout};
+use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, PlannedRollout};
 use crate::app::screen::Pane;
 use crate::app::screens::{ScreenName, ScreenNews, Shared, Step};
 use crate::app::tables::{Column, TableRow};
@@ -59,14 +59,6 @@ pub trait PlanKind:
         other: Option<&RolloutInProgress>,
         acks: &[String],
     ) -> Vec<Guard>;
-    /// The acknowledgement still to type.
-    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
-        guards.missing_ack()
-    }
-    /// The acknowledgement the last line prompts for: only when no guard fails.
-    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
-        guards.ack_prompt()
-    }
     /// A reason of the kind's own why its plan cannot start yet.
     fn unready(_rollout: &RolloutPlan<Self>) -> Option<String> {
         None
@@ -255,13 +247,5 @@ impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
 
     fn approval(&self, cluster: &str) -> Option<MutatingAction> {
         Some(K::action(cluster.to_string(), self.target_text()))
-    }
-
-    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        K::missing_ack(guards)
-    }
-
-    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        K::ack_prompt(guards)
     }
 }
