@@ -63,19 +63,12 @@ pub trait PlanSubject: Debug + Clone {
     ) -> Vec<Guard>;
     /// What Start asks the dispatcher to approve for `cluster`; `None` while there is no plan.
     fn approval(&self, cluster: &str) -> Option<MutatingAction>;
-    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
-    fn guards_focused(&self) -> bool {
-        true
-    }
-    /// The acknowledgement still to type among `guards` (a warning's, unless the kind says).
-    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        guards.missing_ack()
-    }
-    /// The acknowledgement the last line prompts for (only when no guard fails, unless the
-    /// kind says).
-    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        guards.ack_prompt()
-    }
+    /// It has a list of its own beside its guards (steps, phases, a request's fields), which
+    /// has the move keys and `?` while the holder's `on_guards` does not say the guards have.
+    const OWN_LIST: bool = false;
+    /// Its plan shows apart from its own list (a wizard's, from its request): it is approved
+    /// only while it shows (`on_guards`), and Tab does not switch.
+    const APART: bool = false;
 }
 
 /// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
@@ -85,6 +78,9 @@ pub struct PlanHolder<K> {
     pub cluster: String,
     pub plan: K,
     pub guards: PlanGuards,
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?` (Tab
+    /// switches; a plan apart has them while it shows).
+    pub on_guards: bool,
 }
 
 impl<K: PlanSubject> PlanHolder<K> {
@@ -94,6 +90,7 @@ impl<K: PlanSubject> PlanHolder<K> {
             cluster: cluster.to_string(),
             plan,
             guards: PlanGuards::default(),
+            on_guards: false,
         }
     }
 
@@ -138,7 +135,8 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// What Start asks the dispatcher to approve; `None` while there is no plan.
     pub fn approval(&self) -> Option<MutatingAction> {
-        self.plan.approval(&self.cluster)
+        let shown = !K::APART || self.on_guards;
+        self.plan.approval(&self.cluster).filter(|_| shown)
     }
 
     /// Whether an approval the dispatcher gave is for this plan as it stands.
@@ -148,17 +146,17 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
     pub fn guards_focused(&self) -> bool {
-        self.plan.guards_focused()
+        !K::OWN_LIST || self.on_guards
     }
 
     /// The acknowledgement still to type (`a` opens the field for it).
     pub fn missing_ack(&self) -> Option<&str> {
-        self.plan.missing_ack(&self.guards)
+        self.guards.missing_ack()
     }
 
     /// The acknowledgement the last line prompts for: only when it is the one thing left.
     pub fn ack_prompt(&self) -> Option<&str> {
-        self.plan.ack_prompt(&self.guards)
+        self.guards.ack_prompt()
     }
 
     /// Why Start is refused (the failing guard named), or `None` when it is offered. The
@@ -219,19 +217,24 @@ impl PlanGuards {
         set_guards(&mut self.shown, &mut self.selected, guards);
     }
 
-    /// The acknowledgement still to type, when a warning needs one.
+    /// The acknowledgement still to type: a warning's, else one a guard fails until it is
+    /// typed (the Kubernetes upgrade's removed-API count).
     pub fn missing_ack(&self) -> Option<&str> {
         let typed = |needed: &&str| self.acks.iter().any(|a| a.trim() == *needed);
-        self.shown
-            .iter()
-            .filter(|g| g.verdict == Verdict::Warn)
-            .filter_map(|g| g.needs_ack.as_deref())
-            .find(|needed| !typed(needed))
+        let needing = |verdict| {
+            (self.shown.iter())
+                .filter(move |g| g.verdict == verdict)
+                .filter_map(|g| g.needs_ack.as_deref())
+        };
+        (needing(Verdict::Warn).chain(needing(Verdict::Fail))).find(|needed| !typed(needed))
     }
 
-    /// The acknowledgement the last line prompts for: only when no guard fails.
+    /// The acknowledgement the last line prompts for: only when no guard fails that it would
+    /// not clear.
     pub fn ack_prompt(&self) -> Option<&str> {
-        self.missing_ack().filter(|_| self.counts().2 == 0)
+        let failing =
+            (self.shown.iter()).any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
+        self.missing_ack().filter(|_| !failing)
     }
 
     /// Why the guards refuse Start on `cluster`, or `None` when they allow it.

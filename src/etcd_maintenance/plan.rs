@@ -37,6 +37,19 @@ pub enum EtcdRequest {
     },
 }
 
+impl EtcdRequest {
+    /// The etcd action it asks for.
+    pub fn action(&self) -> EtcdAction {
+        match self {
+            EtcdRequest::Disarm => EtcdAction::Disarm,
+            EtcdRequest::Defragment { .. } => EtcdAction::Defragment,
+            EtcdRequest::Snapshot { .. } => EtcdAction::Snapshot,
+            EtcdRequest::ForfeitLeadership { .. } => EtcdAction::ForfeitLeadership,
+            EtcdRequest::RemoveMember { .. } => EtcdAction::RemoveMember,
+        }
+    }
+}
+
 /// One call to one node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EtcdStep {

@@ -54,16 +54,15 @@ pub enum FormKey {
     Back,
 }
 
-/// What every form holds alike: the focused field, the plan asked for its request, which of
-/// the request and its plan has the keys, and the text field the input line it opened types.
+/// What every form holds alike: the focused field, the plan asked for its request, and the
+/// text field the input line it opened types (which of the request and its plan has the keys
+/// is the plan holder's `on_guards`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormState<F, P> {
     pub field: F,
     pub plan: AskedPlan<P>,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
-    /// The plan's guards, not the request's fields, have the move keys and `?`.
-    pub guards_focused: bool,
     pub typing: Option<F>,
 }
 
@@ -74,7 +73,6 @@ impl<F, P> FormState<F, P> {
             field,
             plan: AskedPlan::None,
             asked: 0,
-            guards_focused: false,
             typing: None,
         }
     }

@@ -92,19 +92,17 @@ impl<W: WizardKind> PlanSubject for W {
         self.guards_over(reading)
     }
 
-    fn approval(&self, _: &str) -> Option<MutatingAction> {
-        let shown = !W::PLAN_APART || self.form().guards_focused;
-        self.form().plan.ready().filter(|_| shown).map(W::ACTION)
-    }
+    const OWN_LIST: bool = true;
+    const APART: bool = W::PLAN_APART;
 
-    fn guards_focused(&self) -> bool {
-        self.form().guards_focused
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
+        self.form().plan.ready().map(W::ACTION)
     }
 }
 
 /// The plan apart from the request shows (its guards have the keys).
 fn on_plan<W: WizardKind>(screen: &PlanScreen<W>) -> bool {
-    W::PLAN_APART && (screen.plan.as_ref()).is_some_and(|h| h.form().guards_focused)
+    W::PLAN_APART && (screen.plan.as_ref()).is_some_and(|h| h.on_guards)
 }
 
 /// A wizard on the one plan screen: the request's keys before (or beside) its plan, the move
@@ -115,12 +113,6 @@ impl<W: WizardKind> PlanOperation for W {
     const OF_CLUSTER_IN_USE: bool = <W as WizardKind>::OF_CLUSTER_IN_USE;
     type Kept = ();
     type Key = FormKey;
-    /// Tab between the fields and the guards of a plan beside the request (a plan apart has
-    /// the keys while it shows).
-    const TAB: Option<fn(&mut W) -> &mut bool> = match W::PLAN_APART {
-        true => None,
-        false => Some(|w| &mut w.form_mut().guards_focused),
-    };
 
     fn own_keys(screen: &PlanScreen<W>) -> &'static [Binding<FormKey, PlanScreen<W>>] {
         if on_plan(screen) { &[] } else { W::keys() }
@@ -207,7 +199,7 @@ impl<W: WizardKind> PlanOperation for W {
         let on_plan = on_plan(screen);
         match screen.plan.as_mut() {
             Some(h) if on_plan => {
-                h.form_mut().guards_focused = false;
+                h.on_guards = false;
                 Step::default()
             }
             _ => {
@@ -291,8 +283,8 @@ fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared)
         FormKey::MakePlan => {
             forget(h);
             h.cluster = h.plan.cluster().to_string();
+            h.on_guards |= W::PLAN_APART;
             let form = h.form_mut();
-            form.guards_focused |= W::PLAN_APART;
             form.asked += 1;
             let asked = form.asked;
             form.plan = AskedPlan::Planning(asked);

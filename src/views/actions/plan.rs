@@ -116,7 +116,7 @@ impl ChoicePlan {
         match (self, self.approval(cluster)) {
             (_, Some(action)) => format!("{} in {cluster}", action.describe()),
             (ChoicePlan::Etcd { request, .. }, None) => {
-                format!("{} in {cluster}", etcd_action_of(request).as_str())
+                format!("{} in {cluster}", request.action().as_str())
             }
             (ChoicePlan::Node { .. }, None) => cluster.to_string(),
             (ChoicePlan::CapiFix { finding, .. }, None) => {
@@ -187,16 +187,5 @@ pub fn snapshot_request(node: &str, out: PathBuf) -> EtcdRequest {
         node: Some(node.to_string()),
         out,
         overwrite: false,
-    }
-}
-
-/// The etcd action a request asks for.
-fn etcd_action_of(request: &EtcdRequest) -> EtcdAction {
-    match request {
-        EtcdRequest::Disarm => EtcdAction::Disarm,
-        EtcdRequest::Defragment { .. } => EtcdAction::Defragment,
-        EtcdRequest::Snapshot { .. } => EtcdAction::Snapshot,
-        EtcdRequest::ForfeitLeadership { .. } => EtcdAction::ForfeitLeadership,
-        EtcdRequest::RemoveMember { .. } => EtcdAction::RemoveMember,
     }
 }

@@ -23,7 +23,7 @@ use crate::node_actions::NodeActionPlan;
 use crate::operation::forget::ForgetPlan;
 use crate::tui::Look;
 use crate::views::plan::PlanOperation;
-use crate::views::plan::{refresh_step, reread_guards};
+use crate::views::plan::{closed_with, refresh_step, reread_guards};
 
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";
@@ -167,10 +167,7 @@ impl ActionsScreen {
             .filter(|l| l.has_data())
             .map(|l| &l.status)
         else {
-            return Step {
-                message: Some(Message::warn(format!("no status for {cluster} yet"))),
-                ..Step::close()
-            };
+            return closed_with(format!("no status for {cluster} yet"));
         };
         let plan = match choice {
             ActionChoice::Node(operation) => {
@@ -178,12 +175,7 @@ impl ActionsScreen {
                     (shared.clusters.iter()).any(|c| c.name == cluster && c.kube.is_some());
                 match NodeActionPlan::new(status, subject, operation, kube_paired) {
                     Ok(plan) => ChoicePlan::Node { plan, survey: None },
-                    Err(e) => {
-                        return Step {
-                            message: Some(Message::warn(e.to_string())),
-                            ..Step::close()
-                        };
-                    }
+                    Err(e) => return closed_with(e.to_string()),
                 }
             }
             ActionChoice::Forget => {
@@ -223,14 +215,7 @@ impl ActionsScreen {
                         finding,
                         plan: Err(String::new()),
                     },
-                    None => {
-                        return Step {
-                            message: Some(Message::warn(format!(
-                                "{id} no longer holds in {cluster}"
-                            ))),
-                            ..Step::close()
-                        };
-                    }
+                    None => return closed_with(format!("{id} no longer holds in {cluster}")),
                 }
             }
         };
@@ -261,11 +246,7 @@ impl ActionsScreen {
             return Step::message(Message::warn("no file named: the snapshot needs one"));
         }
         if shared.fleet.cluster(&cluster).is_none_or(|l| !l.has_data()) {
-            let why = Message::warn(format!("no status for {cluster} yet"));
-            return Step {
-                message: Some(why),
-                ..Step::close()
-            };
+            return closed_with(format!("no status for {cluster} yet"));
         }
         let request = snapshot_request(&node, PathBuf::from(text));
         let etcd = ChoicePlan::Etcd {

@@ -2,7 +2,8 @@
 //! the in-place plan. It is the one plan screen (`views::plan`) over what the console reads with
 //! `read_capi_plan` (as `taloscope upgrade` / `upgrade-k8s` do, `console::read_plans`);
 //! its guards are `capi_read_guards`, its gate every plan's; Tab switches between the phases and
-//! the guards, `r` reads the plan again. The update step in `update`, the drawing in `view`.
+//! the guards, `r` reads the plan again. Its update step here, the request and what `?` says
+//! of a phase in `update`, the drawing in `view`.
 
 use std::convert::Infallible;
 
@@ -10,7 +11,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::app::actions::ActionRun;
-use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
@@ -22,7 +22,7 @@ use crate::upgrade::Guard;
 use crate::upgrade::capi::{
     CapiProduct, CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards,
 };
-use crate::views::plan::{PlanOperation, PlanScreen};
+use crate::views::plan::{PlanOperation, PlanScreen, reread_guards};
 
 mod update;
 mod view;
@@ -61,8 +61,6 @@ pub struct CapiWay {
     pub request: CapiPlanRequest,
     /// `None` while the management cluster is read.
     pub read: Option<CapiPlanRead>,
-    /// Whether the guards, rather than the phases, have the move keys and `?`.
-    pub on_guards: bool,
     pub phase: usize,
 }
 
@@ -102,9 +100,7 @@ impl PlanSubject for CapiWay {
         self.plan()?.as_ref().ok().map(capi_action)
     }
 
-    fn guards_focused(&self) -> bool {
-        self.on_guards
-    }
+    const OWN_LIST: bool = true;
 }
 
 /// The CAPI-way upgrade plan screen: the one plan screen over the CAPI way.
@@ -116,27 +112,35 @@ impl PlanOperation for CapiWay {
     type Kept = ();
     /// Its only key of its own is Tab between the phases and the guards, every list's.
     type Key = Infallible;
-    const TAB: Option<fn(&mut CapiWay) -> &mut bool> = Some(|way| &mut way.on_guards);
 
-    fn own_keys(_: &CapiUpgradeScreen) -> &'static [Binding<Infallible, CapiUpgradeScreen>] {
-        &[]
-    }
-
+    /// `u` / `U` on a cluster Cluster API owns: the CAPI-way plan to the target the in-place
+    /// plan would choose (the one named, else its default), asked of the console.
     fn open(
         screen: &mut CapiUpgradeScreen,
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        screen.opened(opening, shared)
+        let request = update::request_of(opening, shared).map_err(Message::warn)?;
+        let way = CapiWay {
+            request: request.clone(),
+            read: None,
+            phase: 0,
+        };
+        screen.plan = Some(PlanHolder::new(&request.cluster, way));
+        Ok(Step::effects(vec![update::read_task(request)]))
     }
 
-    fn on_key(_: &mut CapiUpgradeScreen, key: Infallible, _: &Shared) -> Step {
-        match key {}
-    }
-
+    /// The console read the plan: shown with its guards, when it is the plan on screen.
     fn on_news(screen: &mut CapiUpgradeScreen, news: &ScreenNews, shared: &Shared) -> bool {
-        news.get::<CapiPlanRead>()
-            .is_some_and(|read| screen.planned(read, shared))
+        let (Some(plan), Some(read)) = (screen.plan.as_mut(), news.get::<CapiPlanRead>()) else {
+            return false;
+        };
+        if plan.plan.request != read.request || plan.plan.read.is_some() {
+            return false;
+        }
+        plan.plan.read = Some(read.clone());
+        reread_guards(plan, shared);
+        true
     }
 
     fn list(&self) -> (usize, usize) {

@@ -1,15 +1,11 @@
-//! The CAPI-way upgrade plan screen's update step: opened for the target the in-place plan
-//! would choose, the plan the console read shown with its guards, and what `?` says of a
-//! phase. Pure.
-use super::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen, CapiWay, NAME};
+//! The CAPI-way upgrade plan screen's requests and explanations: the plan asked for the
+//! target the in-place plan would choose, and what `?` says of a phase. Pure.
+use super::{CapiPlanRequest, NAME};
 use crate::app::action::Effect;
-use crate::app::message::Message;
-use crate::app::plan_screen::PlanHolder;
-use crate::app::screens::{Opening, ScreenTask, Shared, Step};
+use crate::app::screens::{Opening, ScreenTask, Shared};
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
 use crate::upgrade::kubernetes::chosen_kubernetes_target;
 use crate::upgrade::{LearnedReleases, chosen_talos_target};
-use crate::views::plan::reread_guards;
 
 pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, request))
@@ -17,7 +13,7 @@ pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
 
 /// The request for the plan `opening` names (the product's word, then the target, if any)
 /// on the cluster in use, which Cluster API owns; or why there is none.
-fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, String> {
+pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, String> {
     let cluster = shared
         .current
         .ok_or("no cluster in use: Enter on the fleet or :ctx NAME")?;
@@ -82,33 +78,4 @@ pub(super) fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(Str
         )
     };
     Some((p.label(), text))
-}
-
-impl CapiUpgradeScreen {
-    /// `u` / `U` on a cluster Cluster API owns: the CAPI-way plan to the target the in-place
-    /// plan would choose (the one named, else its default), asked of the console.
-    pub(super) fn opened(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let request = request_of(opening, shared).map_err(Message::warn)?;
-        let way = CapiWay {
-            request: request.clone(),
-            read: None,
-            on_guards: false,
-            phase: 0,
-        };
-        self.plan = Some(PlanHolder::new(&request.cluster, way));
-        Ok(Step::effects(vec![read_task(request)]))
-    }
-
-    /// The console read the plan: shown with its guards, when it is the plan on screen.
-    pub(super) fn planned(&mut self, read: &CapiPlanRead, shared: &Shared) -> bool {
-        let Some(plan) = self.plan.as_mut() else {
-            return false;
-        };
-        if plan.plan.request != read.request || plan.plan.read.is_some() {
-            return false;
-        }
-        plan.plan.read = Some(read.clone());
-        reread_guards(plan, shared);
-        true
-    }
 }

@@ -124,7 +124,7 @@ pub(super) fn draw(
     Paragraph::new(top_lines)
         .block(Block::new().padding(Padding::horizontal(1)))
         .render(top, buf);
-    let active = !way.on_guards;
+    let active = !holder.on_guards;
     let table = match way.plan() {
         Some(Ok(plan)) => Ok(StepTable {
             columns: PHASE_COLUMNS,
@@ -139,10 +139,6 @@ pub(super) fn draw(
     };
     let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
     render_step_pane(look, title, active, table, steps_area, buf);
-    let checks = ChecksPane {
-        active: way.on_guards,
-        noun: "cluster",
-        ..ChecksPane::of(holder, NO_GUARDS_YET)
-    };
+    let checks = ChecksPane::of(holder, NO_GUARDS_YET);
     checks.render(look, shared.readonly, guards_area, bottom, buf);
 }

@@ -18,7 +18,7 @@ use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::capi_scale::{ScaleTarget, scale_target};
 use crate::tui::Look;
-use crate::views::plan::PlanOperation;
+use crate::views::plan::{PlanOperation, closed_with};
 
 /// The replica count's key intents (the plan's are the one gate's every plan has).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,10 +193,7 @@ fn make_plan(screen: &mut ClusterPlanScreen) -> Step {
             "no replica count typed: {} stays at {}",
             target.object, target.replicas
         );
-        return Step {
-            message: Some(Message::warn(text)),
-            ..Step::close()
-        };
+        return closed_with(text);
     };
     let cluster = target.cluster.clone();
     let request = target.request(replicas);

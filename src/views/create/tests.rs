@@ -214,7 +214,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     let mut s = wizard();
     type_field(&mut s, CreateField::Name, "lab");
     let p = planned(&mut s, 2);
-    assert!(wizard_of(&mut s).form.guards_focused, "the plan shows");
+    assert!(wizard_of(&mut s).on_guards, "the plan shows");
     let w = wizard_of(&mut s);
     assert_eq!(
         w.guards.shown[0].verdict,

@@ -24,7 +24,7 @@ pub(super) fn draw(
     shared: &Shared,
     look: &Look,
 ) {
-    match h.form.guards_focused {
+    match h.on_guards {
         true => super::plan::draw(h, shared.readonly, look, area, buf),
         false => draw_form(h, look, area, buf),
     }

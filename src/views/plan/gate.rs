@@ -130,6 +130,14 @@ pub fn reread_guards<K: PlanSubject>(plan: &mut PlanHolder<K>, shared: &Shared) 
     before != (plan.guards.shown.clone(), plan.approval())
 }
 
+/// The screen closed with `why` said as a warning: what was asked cannot be planned (now).
+pub fn closed_with(why: impl Into<String>) -> Step {
+    Step {
+        message: Some(Message::warn(why)),
+        ..Step::close()
+    }
+}
+
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
 pub fn ack_step<K: PlanSubject>(plan: &mut PlanHolder<K>, text: &str, shared: &Shared) -> Step {

@@ -26,7 +26,7 @@ use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
 };
 use crate::approval::ApprovedAction;
-pub use gate::{ACK_PROMPT, refresh_step, reread_guards};
+pub use gate::{ACK_PROMPT, closed_with, refresh_step, reread_guards};
 use gate::{ack_step, acknowledge_step, approved_step, explain_step, list_move, start_step};
 
 /// What one operation says of its plan screen: only what differs between operations.
@@ -38,13 +38,12 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
     const OF_CLUSTER_IN_USE: bool = true;
     /// What the screen keeps beyond its plan: across plans, or before one (a menu, a count).
     type Kept: Debug + Clone + Default + Send + Sync;
-    /// The operation's own key intents.
+    /// The operation's own key intents (`Infallible` for an operation with none).
     type Key: Debug + Copy + Send + Sync + 'static;
-    /// Tab on a plan whose own list (steps, phases, a request's fields) shares the move keys
-    /// and `?` with its guards: the flag saying the guards have them (`None`: no Tab).
-    const TAB: Option<fn(&mut Self) -> &mut bool> = None;
-    /// Its own keys as the screen stands (before its plan, the only ones).
-    fn own_keys(screen: &PlanScreen<Self>) -> &'static [Binding<Self::Key, PlanScreen<Self>>];
+    /// Its own keys as the screen stands (before its plan, the only ones); none unless it says.
+    fn own_keys(_screen: &PlanScreen<Self>) -> &'static [Binding<Self::Key, PlanScreen<Self>>] {
+        &[]
+    }
     /// Brought on screen from `opening`: the step, or why it cannot show now.
     fn open(
         screen: &mut PlanScreen<Self>,
@@ -52,7 +51,9 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
         shared: &Shared,
     ) -> Result<Step, Message>;
     /// One of its own keys.
-    fn on_key(screen: &mut PlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
+    fn on_key(_screen: &mut PlanScreen<Self>, _key: Self::Key, _shared: &Shared) -> Step {
+        Step::default()
+    }
     /// News from its IO task: whether it changed what the screen shows.
     fn on_news(_screen: &mut PlanScreen<Self>, _news: &ScreenNews, _shared: &Shared) -> bool {
         false
@@ -166,7 +167,8 @@ fn ack_pending(pending: &bool) -> bool {
     *pending
 }
 
-/// Tab, on a plan with a list of its own beside its guards ([`PlanOperation::TAB`]).
+/// Tab, on a plan with a list of its own beside its guards ([`PlanSubject::OWN_LIST`], not
+/// apart): the holder's `on_guards` switched.
 #[derive(Debug, Clone, Copy)]
 struct Switch;
 
@@ -176,6 +178,9 @@ static SWITCH: &[Binding<Switch, ()>] = &[
 ];
 
 impl<K: PlanOperation> PlanScreen<K> {
+    /// Whether Tab switches between the plan's own list and its guards.
+    const TAB: bool = K::OWN_LIST && !K::APART;
+
     /// The plan with its guards, else a step that does nothing.
     fn common(&mut self, key: Common, shared: &Shared) -> Step {
         let Some(plan) = self.plan.as_mut() else {
@@ -213,7 +218,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
 
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = Vec::new();
-        if K::TAB.is_some() {
+        if Self::TAB {
             lines.extend(key_lines(SWITCH, &()));
         }
         if let Some((keys, help)) = K::typing(self) {
@@ -239,7 +244,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         let gate = !K::before_plan(self) && intent(GATE, event).is_some();
         let moves = K::moves(self) && intent(MOVE_KEYS, event).is_some();
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
-        let switch = K::TAB.is_some() && intent(SWITCH, event).is_some();
+        let switch = Self::TAB && intent(SWITCH, event).is_some();
         typing || switch || intent(K::own_keys(self), event).is_some() || gate || moves
     }
 
@@ -255,10 +260,9 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
         }
-        if let (Some(on_guards), Some(_)) = (K::TAB, intent(SWITCH, event)) {
+        if Self::TAB && intent(SWITCH, event).is_some() {
             if let Some(plan) = self.plan.as_mut() {
-                let on_guards = on_guards(&mut plan.plan);
-                *on_guards = !*on_guards;
+                plan.on_guards = !plan.on_guards;
             }
             return Step::default();
         }

@@ -55,7 +55,7 @@ pub(super) fn draw(
         Field::Source => (w.source_title(), value(w, shared.config, f.field)),
         field => (f.title, value(w, shared.config, field)),
     };
-    let (form, active) = ((fields, w.form.field), !w.form.guards_focused);
+    let (form, active) = ((fields, w.form.field), !w.on_guards);
     render_request(look, form, row, active, fields_area, buf);
     let areas = [head, plan_area, guards_area, last];
     plan.render(look, shared.readonly, areas, buf);

@@ -1,17 +1,34 @@
-//! The Kubernetes upgrade's part of the plan screen: the pre-pull option and
-//! the removed-API count (fetched in the background, "checking" until it
-//! arrives, asked again for a new (from, target)), the guards as the console
-//! shows them, and what `?` explains about a step. Pure.
-use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
-use crate::app::plan_screen::{PlanGuards, PlannedRollout, roles_of};
+//! The Kubernetes upgrade as a kind of rollout plan: the pre-pull option and the removed-API
+//! count (asked of the console once per (from, target), "checking" until it arrives, folded
+//! back as its news), the guards as the console shows them, and what `?` explains about a step;
+//! its pane (target and pre-pull on top with the removed-API count, the steps in upstream order:
+//! component, node, from -> to; the guards keeping up to half of what is left). Pure.
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::keys::{KUBERNETES, KubeKey, RolloutKey};
+use super::view::{label, target_line};
+use super::{
+    KUBE_PLAN, PlanKind, RemovedApisCounted, RolloutPlan, RolloutPlanModule, RolloutPlanScreen,
+};
+use crate::app::action::Effect;
+use crate::app::binding::Binding;
+use crate::app::plan_screen::{PlannedRollout, roles_of};
+use crate::app::screen::Pane;
+use crate::app::screens::{ScreenName, ScreenNews, ScreenTask, Shared, Step};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::tui::Role;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
     chosen_kubernetes_target, kubernetes_plan_guards, target_text,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
 use crate::versions::KubeVersion;
+use crate::views::plan::reread_guards;
+use crate::views::plan_parts::guards_keep_half;
+use crate::views::{Look, fit};
 
 /// The removed-API guard's reason while the count is still under way.
 pub const CHECKING: &str = "checking\u{2026} (counting objects in the background)";
@@ -169,28 +186,6 @@ impl PlanKind for Kubernetes {
             .collect()
     }
 
-    /// A warning's acknowledgement, or the removed-API guard's, which fails
-    /// until it is typed.
-    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
-        guards.missing_ack().or_else(|| {
-            guards
-                .shown
-                .iter()
-                .filter(|g| g.verdict == Verdict::Fail)
-                .filter_map(|g| g.needs_ack.as_deref())
-                .find(|needed| !guards.acks.iter().any(|a| a.trim() == *needed))
-        })
-    }
-
-    /// Only once nothing else fails.
-    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
-        let other_failing = guards
-            .shown
-            .iter()
-            .any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
-        Self::missing_ack(guards).filter(|_| !other_failing)
-    }
-
     fn unready(rollout: &RolloutPlan<Kubernetes>) -> Option<String> {
         rollout
             .removed_apis
@@ -218,6 +213,169 @@ impl PlanKind for Kubernetes {
         let step = plan.steps.get(index)?;
         let title = format!("{} on {}", step.component.as_str(), step.node);
         Some((title, explain_kube_step(plan, index)))
+    }
+
+    const NAME: ScreenName = KUBE_PLAN;
+    const TITLE: &'static str = "Kubernetes upgrade plan (U, :upgrade-k8s)";
+    const HOME: Pane = Pane::Versions;
+    type Key = KubeKey;
+    type Kept = ();
+
+    fn own_keys() -> &'static [Binding<RolloutKey<KubeKey>, RolloutPlanModule<Self>>] {
+        KUBERNETES
+    }
+
+    /// The removed-API count, when the plan has none yet (once per plan).
+    fn asks(plan: &mut KubePlanScreen) -> Vec<Effect> {
+        let Some(wanted) = plan.needs_count().cloned() else {
+            return Vec::new();
+        };
+        plan.counting();
+        vec![Effect::Screen(ScreenTask::new(KUBE_PLAN, wanted))]
+    }
+
+    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: KubeKey, shared: &Shared) -> Step {
+        match key {
+            KubeKey::PrePull => {
+                if let Some(plan) = module.plan.as_mut() {
+                    plan.pre_pull = !plan.pre_pull;
+                }
+                module.rebuilt(shared)
+            }
+        }
+    }
+
+    /// The count arrived: kept when it answers the plan on screen, whose guards read again.
+    fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool {
+        let Some(counted) = news.get::<RemovedApisCounted>() else {
+            return false;
+        };
+        let Some(plan) = module
+            .plan
+            .as_mut()
+            .filter(|p| p.cluster == counted.cluster)
+        else {
+            return false;
+        };
+        plan.counted(
+            &counted.from,
+            &counted.target,
+            counted.result.clone(),
+            counted.flags.clone(),
+        );
+        reread_guards(plan, shared);
+        true
+    }
+
+    const NOT_OPEN: &'static str = "No Kubernetes upgrade plan open: U on a cluster plans one.";
+    const NO_STEPS: &'static str = "No steps.";
+    const STEP_COLUMNS: &'static [Column] = &[
+        col("#", Width::Content),
+        col("COMPONENT", Width::Content),
+        col("NODE", Width::Fill(1)),
+        wide("ADDRESS", Width::Content),
+        col("FROM -> TO", Width::Content),
+        col("STATE", Width::Fill(1)),
+    ];
+
+    fn step_rows(plan: &KubernetesUpgradePlan) -> Vec<TableRow> {
+        plan.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let from = s.from.as_deref().unwrap_or("?");
+                let (state, tone) = match s.state {
+                    KubeStepState::Upgrade => ("apply", Tone::Plain),
+                    KubeStepState::AlreadyOnTarget => ("on target", Tone::Muted),
+                    KubeStepState::NoKubeProxy => ("no kube-proxy", Tone::Muted),
+                };
+                TableRow {
+                    key: i.to_string(),
+                    cells: vec![
+                        TableCell::plain((i + 1).to_string()),
+                        TableCell::plain(s.component.as_str()),
+                        TableCell::plain(&s.node),
+                        TableCell::plain(&s.address),
+                        TableCell::new(format!("{from} -> {}", plan.target), tone),
+                        TableCell::new(state, tone),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// Target, pre-pull and the removed-API count, one line each.
+    fn summary(screen: &KubePlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
+        let s = &look.styles;
+        let g = &look.glyphs;
+        let rest = width.saturating_sub(9);
+        let from = match &screen.made {
+            Ok(plan) => format!(" from {}; ", plan.from),
+            Err(_) => "; ".to_string(),
+        };
+        let mut lines = vec![target_line(look, screen, &from, width)];
+        let on_off = if screen.pre_pull { "on" } else { "off" };
+        lines.push(Line::from(vec![
+            label(look, "Pre-pull"),
+            Span::styled(
+                fit(
+                    &format!(
+                        "{on_off} (P): pull every new image on every node before the first step"
+                    ),
+                    rest,
+                    g.ellipsis,
+                ),
+                s.get(Role::Text),
+            ),
+        ]));
+        let (text, role) = match &screen.removed_apis {
+            None => (CHECKING.to_string(), Role::Muted),
+            Some(Err(e)) => (format!("cannot count: {e}"), Role::Error),
+            Some(Ok(counts)) => {
+                let stored: Vec<String> = counts
+                    .iter()
+                    .filter(|c| c.count > 0)
+                    .map(|c| format!("{} {}", c.count, c.api))
+                    .collect();
+                if counts.is_empty() {
+                    (
+                        "none: the target removes no API version in use here".to_string(),
+                        Role::Ok,
+                    )
+                } else if stored.is_empty() {
+                    (
+                        format!("none stored ({} API versions checked)", counts.len()),
+                        Role::Ok,
+                    )
+                } else {
+                    (stored.join(", "), Role::Warn)
+                }
+            }
+        };
+        lines.push(Line::from(vec![
+            label(look, "Removed"),
+            Span::styled(fit(&text, rest, g.ellipsis), s.get(role)),
+        ]));
+        lines
+    }
+
+    fn steps_title(screen: &KubePlanScreen) -> String {
+        match &screen.made {
+            Ok(plan) => format!(
+                " Kubernetes {} -> {} on {}: {} of {} steps ",
+                plan.from,
+                plan.target,
+                screen.cluster,
+                plan.steps_to_run().count(),
+                plan.steps.len()
+            ),
+            Err(_) => format!(" Kubernetes upgrade of {}: no plan ", screen.cluster),
+        }
+    }
+
+    fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
+        let guards = screen.guards.shown.len();
+        guards_keep_half(area, summary_lines, screen.steps_len(), guards)
     }
 }
 

@@ -11,6 +11,7 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::PlannedRollout;
+use crate::app::screen::Pane;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};

@@ -2,44 +2,36 @@
 //! [VERSION]` plan the Talos OS upgrade, `U` and `:upgrade-k8s [VERSION]` the Kubernetes one, on
 //! a cluster taloscope upgrades in place. It is the one plan screen (`views::plan`) over the
 //! rollout plan of the kind ([`RolloutPlan`], made as `taloscope upgrade --plan` and
-//! `upgrade-k8s --plan` make it). What a kind adds is said once per kind ([`RolloutScreen`]: its
-//! plan in `talos` and `kubernetes`, its own keys and news in `update_talos` and
-//! `update_kubernetes`, its pane in `talos_view` and `kubernetes_view`): the Talos releases
-//! learned at run time and the removed-API count arrive as its news. The plan every kind has in
-//! `rollout`, the keys in `keys`, the update step in `update`, the drawing in `view`.
-
-use std::fmt::Debug;
+//! `upgrade-k8s --plan` make it), opened here and made again on a new target. What a kind adds
+//! is said once per kind, in one file each ([`PlanKind`]: its plan, its own keys and news, its
+//! pane, in `talos` and `kubernetes`): the Talos releases learned at run time and the
+//! removed-API count arrive as its news. The plan every kind has in `rollout`, the keys in
+//! `keys`, the drawing in `view`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_screen::PlanHolder;
-use crate::app::screen::{Pane, Screen};
+use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Look;
 use crate::upgrade::kubernetes::{Kubernetes, RemovedItem};
 use crate::upgrade::{LearnedReleases, TalosOs};
-use crate::views::plan::{PlanOperation, PlanScreen};
+use crate::views::form::cycled_in;
+use crate::views::plan::{PlanOperation, PlanScreen, reread_guards};
 
 mod keys;
 pub mod kubernetes;
-mod kubernetes_view;
 mod rollout;
 pub mod talos;
-mod talos_view;
-mod update;
-mod update_kubernetes;
-mod update_talos;
 mod view;
 
 pub use keys::RolloutKey;
 pub use rollout::{PlanKind, RolloutPlan, RolloutPlanScreen};
-pub use view::PlanPane;
 
 /// The Talos upgrade plan's name: the shell opens it with the target named, if any.
 pub const TALOS_PLAN: ScreenName = "upgrade-plan";
@@ -76,54 +68,57 @@ pub struct RemovedApisCounted {
     pub flags: Result<Vec<RemovedItem>, String>,
 }
 
-/// What one kind of rollout says of its plan screen: only what differs between kinds (its plan
-/// is its [`PlanKind`], its pane its [`PlanPane`]).
-pub trait RolloutScreen: PlanKind + PlanPane + Send + Sync + 'static {
-    const NAME: ScreenName;
-    const TITLE: &'static str;
-    /// The pane the screen goes back to when it was opened from nowhere else.
-    const HOME: Pane;
-    /// The kind's own key intents.
-    type Key: Debug + Copy + PartialEq + Eq + Send + Sync + 'static;
-    /// What the screen keeps beyond its plan, across plans.
-    type Kept: Debug + Clone + Default + Send + Sync;
-    /// The kind's own keys (the target's first, then its options').
-    fn own_keys() -> &'static [Binding<RolloutKey<Self::Key>, RolloutPlanModule<Self>>];
-    /// The releases a plan of `cluster` is offered from.
-    fn releases(kept: &Self::Kept, cluster: &str) -> LearnedReleases;
-    /// What the plan asks of the console once it was made (again).
-    fn asks(plan: &mut RolloutPlanScreen<Self>) -> Vec<Effect>;
-    /// One of its own keys on the open plan.
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
-    /// News from its IO task; whether it changed what the screen shows.
-    fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool;
-    /// Enter on the field one of its own keys asked for.
-    fn on_input(_module: &mut RolloutPlanModule<Self>, _text: &str, _shared: &Shared) -> Step {
-        Step::default()
-    }
-}
-
-impl<K: RolloutScreen> PlanOperation for RolloutPlan<K> {
+impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
     const NAME: ScreenName = K::NAME;
     const TITLE: &'static str = K::TITLE;
     type Kept = K::Kept;
     type Key = RolloutKey<K::Key>;
-    const TAB: Option<fn(&mut Self) -> &mut bool> = Some(|plan| &mut plan.on_guards);
 
     fn own_keys(_: &RolloutPlanModule<K>) -> &'static [Binding<Self::Key, RolloutPlanModule<K>>] {
         K::own_keys()
     }
 
+    /// The plan `opening` names (its first word the target, if any) on the cluster in use,
+    /// with its guards read and what it asks of the console.
     fn open(
         module: &mut RolloutPlanModule<K>,
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        module.opened(opening, shared)
+        let cluster = shared
+            .current
+            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;
+        let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
+        let live = live.ok_or_else(|| {
+            Message::warn(format!(
+                "no status for {cluster} yet: wait for the first poll (r refreshes)"
+            ))
+        })?;
+        let named = opening.words.first().map(String::as_str);
+        let releases = K::releases(&module.kept, cluster);
+        let mut plan =
+            RolloutPlan::<K>::open_among(&live.status, named, &releases).map_err(Message::warn)?;
+        reread_guards(&mut plan, shared);
+        let effects = K::asks(&mut plan);
+        module.plan = Some(plan);
+        Ok(Step::effects(effects))
     }
 
+    /// A new target makes the plan again; the kind's own keys are its own.
     fn on_key(module: &mut RolloutPlanModule<K>, key: Self::Key, shared: &Shared) -> Step {
-        module.on_intent(key, shared)
+        let Some(plan) = module.plan.as_mut() else {
+            return Step::close();
+        };
+        match key {
+            RolloutKey::NextTarget | RolloutKey::PreviousTarget => {
+                let forward = key == RolloutKey::NextTarget;
+                if let Some(t) = cycled_in(&plan.targets, &plan.target, forward) {
+                    plan.target = t.clone();
+                }
+                module.rebuilt(shared)
+            }
+            RolloutKey::Own(key) => K::on_own_key(module, key, shared),
+        }
     }
 
     fn on_news(module: &mut RolloutPlanModule<K>, news: &ScreenNews, shared: &Shared) -> bool {
@@ -166,6 +161,21 @@ impl<K: RolloutScreen> PlanOperation for RolloutPlan<K> {
         look: &Look,
     ) {
         view::render::<K>(module.plan.as_ref(), shared.readonly, look, area, buf);
+    }
+}
+
+impl<K: PlanKind> RolloutPlanModule<K> {
+    /// The plan made again from live status (a new target or option), its guards read again
+    /// and what it asks of the console asked.
+    fn rebuilt(&mut self, shared: &Shared) -> Step {
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::default();
+        };
+        if let Some(live) = shared.fleet.cluster(&plan.cluster) {
+            plan.rebuild(&live.status);
+        }
+        reread_guards(plan, shared);
+        Step::effects(K::asks(plan))
     }
 }
 

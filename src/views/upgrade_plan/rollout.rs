@@ -5,14 +5,25 @@
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
-use crate::app::plan_screen::{GuardReading, PlanGuards, PlanHolder, PlanSubject, PlannedRollout};
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use super::{RolloutKey, RolloutPlanModule};
+use crate::app::action::Effect;
+use crate::app::binding::Binding;
+use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, PlannedRollout};
+use crate::app::screen::Pane;
+use crate::app::screens::{ScreenName, ScreenNews, Shared, Step};
+use crate::app::tables::{Column, TableRow};
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
+use crate::tui::Look;
 use crate::upgrade::{Guard, LearnedReleases, RolloutInProgress, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
-/// What a kind of rollout puts on the plan screen beyond what every plan has.
+/// What a kind of rollout puts on the plan screen beyond what every plan has: its plan, its
+/// screen's keys and news, its pane; only what differs between kinds.
 pub trait PlanKind:
     UpgradeKind<Plan: Debug + Clone + PartialEq + Eq + Send + Sync> + Debug + Clone
 {
@@ -48,14 +59,6 @@ pub trait PlanKind:
         other: Option<&RolloutInProgress>,
         acks: &[String],
     ) -> Vec<Guard>;
-    /// The acknowledgement still to type.
-    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
-        guards.missing_ack()
-    }
-    /// The acknowledgement the last line prompts for: only when no guard fails.
-    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
-        guards.ack_prompt()
-    }
     /// A reason of the kind's own why its plan cannot start yet.
     fn unready(_rollout: &RolloutPlan<Self>) -> Option<String> {
         None
@@ -65,6 +68,49 @@ pub trait PlanKind:
     fn planned(plan: Self::Plan) -> PlannedRollout;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
+
+    // Its screen: name, keys, news.
+    const NAME: ScreenName;
+    const TITLE: &'static str;
+    /// The pane the screen goes back to when it was opened from nowhere else.
+    const HOME: Pane;
+    /// The kind's own key intents.
+    type Key: Debug + Copy + PartialEq + Eq + Send + Sync + 'static;
+    /// What the screen keeps beyond its plan, across plans.
+    type Kept: Debug + Clone + Default + Send + Sync;
+    /// The kind's own keys (the target's first, then its options').
+    fn own_keys() -> &'static [Binding<RolloutKey<Self::Key>, RolloutPlanModule<Self>>];
+    /// The releases a plan of `cluster` is offered from (the built-in table, unless the kind
+    /// learns them).
+    fn releases(_kept: &Self::Kept, _cluster: &str) -> LearnedReleases {
+        LearnedReleases::built_in("no registry was asked")
+    }
+    /// What the plan asks of the console once it was made (again).
+    fn asks(_plan: &mut RolloutPlanScreen<Self>) -> Vec<Effect> {
+        Vec::new()
+    }
+    /// One of its own keys on the open plan.
+    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
+    /// News from its IO task; whether it changed what the screen shows.
+    fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool;
+    /// Enter on the field one of its own keys asked for.
+    fn on_input(_module: &mut RolloutPlanModule<Self>, _text: &str, _shared: &Shared) -> Step {
+        Step::default()
+    }
+
+    // Its pane (`view`).
+    /// What the pane says while no plan of this kind is open.
+    const NOT_OPEN: &'static str;
+    /// What the step table says with no rows.
+    const NO_STEPS: &'static str;
+    const STEP_COLUMNS: &'static [Column];
+    /// The lines above the steps (target, options, findings).
+    fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
+    fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
+    /// The step table's title.
+    fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
+    /// Summary, steps, guards and last line, from top to bottom.
+    fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
 }
 
 /// What a rollout's plan screen edits and shows beyond every plan's guards: the targets, the
@@ -76,8 +122,6 @@ pub struct RolloutPlan<K: PlanKind> {
     pub target: Version,
     /// The plan, or why none could be made (one line).
     pub made: Result<K::Plan, String>,
-    /// Whether the guards, rather than the steps, have the move keys and `?` (Tab switches).
-    pub on_guards: bool,
     /// The selected step, by [`PlanKind::step_key`].
     pub step: Option<String>,
     pub settings: K::Settings,
@@ -120,7 +164,6 @@ impl<K: PlanKind> RolloutPlan<K> {
             targets,
             target,
             made: Err(String::new()),
-            on_guards: false,
             step: None,
             settings: K::settings(status, learned),
         };
@@ -185,6 +228,8 @@ impl<K: PlanKind> RolloutPlan<K> {
 }
 
 impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
+    const OWN_LIST: bool = true;
+
     fn unready(&self) -> Option<String> {
         match &self.made {
             Err(e) => Some(e.clone()),
@@ -202,17 +247,5 @@ impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
 
     fn approval(&self, cluster: &str) -> Option<MutatingAction> {
         Some(K::action(cluster.to_string(), self.target_text()))
-    }
-
-    fn guards_focused(&self) -> bool {
-        self.on_guards
-    }
-
-    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        K::missing_ack(guards)
-    }
-
-    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
-        K::ack_prompt(guards)
     }
 }

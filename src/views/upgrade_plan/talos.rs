@@ -1,15 +1,36 @@
-//! The Talos OS upgrade's part of the plan screen: the options and installer
-//! image the operator chose, the edits to the node order (replayed whenever the
-//! plan is rebuilt), the target offered only when it is a known release, and
-//! what `?` explains about a node. Pure.
-use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
+//! The Talos OS upgrade as a kind of rollout plan: the options and installer image the
+//! operator chose, the edits to the node order (replayed whenever the plan is rebuilt), the
+//! target offered only when it is a known release, and what `?` explains about a node; its keys
+//! (the node order moved, left out, included; the image typed or reset; stage, preserve and
+//! max-parallel making the plan again) and its news (the releases learned for each cluster at
+//! run time: an open plan on its default target moves to theirs); its pane (target, image and
+//! options on top, a summary of at most four lines over the node order as a table: role,
+//! from -> to, API, forfeit, batch, state). Pure.
+use std::collections::BTreeMap;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+use super::keys::{RolloutKey, TALOS, TalosKey};
+use super::view::{label, target_line};
+use super::{
+    PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
+};
+use crate::app::binding::Binding;
+use crate::app::message::Message;
 use crate::app::plan_screen::{PlannedRollout, roles_of};
+use crate::app::screen::Pane;
+use crate::app::screens::{Ask, ScreenName, ScreenNews, Shared, Step};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::fleet::{ClusterStatus, NodeRole};
+use crate::tui::Role;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
     UpgradeOptions, UpgradePlan, chosen_talos_target, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
+use crate::views::plan::reread_guards;
+use crate::views::{Look, fit};
 
 /// The Talos OS upgrade plan screen.
 pub type PlanScreen = RolloutPlanScreen<TalosOs>;
@@ -128,6 +149,235 @@ impl PlanKind for TalosOs {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
     }
+
+    const NAME: ScreenName = TALOS_PLAN;
+    const TITLE: &'static str = "Upgrade plan (u, :upgrade)";
+    const HOME: Pane = Pane::Nodes;
+    type Key = TalosKey;
+    /// The Talos releases learned for each cluster; the built-in table until they arrive.
+    type Kept = BTreeMap<String, LearnedReleases>;
+
+    fn own_keys() -> &'static [Binding<RolloutKey<TalosKey>, RolloutPlanModule<Self>>] {
+        TALOS
+    }
+
+    fn releases(learned: &Self::Kept, cluster: &str) -> LearnedReleases {
+        let known = learned.get(cluster).cloned();
+        known.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"))
+    }
+
+    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: TalosKey, shared: &Shared) -> Step {
+        let Some(plan) = module.plan.as_mut() else {
+            return Step::close();
+        };
+        match key {
+            TalosKey::EditImage => {
+                let text = match &plan.made {
+                    Ok(p) => p.image.clone(),
+                    Err(_) => plan.image.clone().unwrap_or_default(),
+                };
+                let prompt = IMAGE_PROMPT;
+                return Step::ask(Ask::Input { prompt, text });
+            }
+            TalosKey::ResetImage => plan.image = None,
+            TalosKey::ToggleStage => plan.options.stage = !plan.options.stage,
+            TalosKey::TogglePreserve if plan.preserve_applies => {
+                plan.options.preserve = !plan.options.preserve
+            }
+            TalosKey::TogglePreserve => {
+                return Step::message(Message::info(
+                    "preserve only matters below Talos 1.8; every node here keeps EPHEMERAL",
+                ));
+            }
+            TalosKey::MoreParallel => {
+                plan.options.max_parallel = (plan.options.max_parallel + 1).min(MAX_PARALLEL)
+            }
+            TalosKey::LessParallel => {
+                plan.options.max_parallel = plan.options.max_parallel.saturating_sub(1).max(1)
+            }
+            TalosKey::MoveStepUp | TalosKey::MoveStepDown => {
+                let up = key == TalosKey::MoveStepUp;
+                let direction = if up { Direction::Up } else { Direction::Down };
+                let edit = plan
+                    .step
+                    .clone()
+                    .map(|node| PlanEdit::Move(node, direction));
+                return edited(plan, edit, shared);
+            }
+            TalosKey::ToggleStep => return toggled(plan, shared),
+        }
+        module.rebuilt(shared)
+    }
+
+    /// The releases learned for a cluster: kept for its next plan; its open plan takes them,
+    /// moved to their default target while it is still on the default it opened on.
+    fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool {
+        let Some(ReleasesLearned { cluster, learned }) = news.get::<ReleasesLearned>() else {
+            return false;
+        };
+        module.kept.insert(cluster.clone(), learned.clone());
+        let live = shared.fleet.cluster(cluster);
+        let open = module.plan.as_mut().filter(|p| &p.cluster == cluster);
+        let (Some(plan), Some(live)) = (open, live) else {
+            return false;
+        };
+        let default = |learned| TalosOs::targets_among(&live.status, None, learned).ok();
+        if default(&plan.releases).is_some_and(|(_, t)| t == plan.target)
+            && let Some((targets, target)) = default(learned)
+        {
+            plan.targets = targets;
+            plan.target = target;
+        }
+        plan.releases = learned.clone();
+        plan.rebuild(&live.status);
+        reread_guards(plan, shared);
+        true
+    }
+
+    /// Enter on the image field: a custom image, or the default again; one the plan refuses is
+    /// said and dropped.
+    fn on_input(module: &mut RolloutPlanModule<Self>, text: &str, shared: &Shared) -> Step {
+        let Some(plan) = module.plan.as_mut() else {
+            return Step::default();
+        };
+        let text = text.trim();
+        let default = crate::upgrade::default_installer_image(&plan.target);
+        plan.image = (text != default).then(|| text.to_string());
+        let step = module.rebuilt(shared);
+        let Some(plan) = module.plan.as_mut() else {
+            return step;
+        };
+        let Err(e) = &plan.made else {
+            return step;
+        };
+        let refused = Message::error(e.clone());
+        plan.image = None;
+        Step {
+            message: Some(refused),
+            ..module.rebuilt(shared)
+        }
+    }
+
+    const NOT_OPEN: &'static str = "No upgrade plan open: u on a cluster plans one.";
+    const NO_STEPS: &'static str = "No nodes.";
+    const STEP_COLUMNS: &'static [Column] = &[
+        col("NODE", Width::Fill(1)),
+        wide("ADDRESS", Width::Content),
+        col("ROLE", Width::Content),
+        col("FROM -> TO", Width::Content),
+        col("API", Width::Content),
+        col("FORFEIT", Width::Content),
+        col("BATCH", Width::Content),
+        col("STATE", Width::Fill(1)),
+    ];
+
+    fn step_rows(plan: &UpgradePlan) -> Vec<TableRow> {
+        plan.steps
+            .iter()
+            .map(|s| {
+                let from = s.from.as_ref().map_or("?".to_string(), ToString::to_string);
+                let (state, tone) = match s.state {
+                    StepState::Upgrade => ("upgrade", Tone::Plain),
+                    StepState::AlreadyOnTarget => ("on target", Tone::Muted),
+                    StepState::LeftOut => ("left out", Tone::Warn),
+                };
+                let batch = s.batch.map(|b| b.to_string());
+                TableRow {
+                    key: s.node.clone(),
+                    cells: vec![
+                        TableCell::plain(&s.node),
+                        TableCell::plain(&s.address),
+                        TableCell::plain(crate::fleet::summary::role_word(s.role)),
+                        TableCell::new(
+                            format!("{from} -> {}", plan.target),
+                            if s.is_skipped() {
+                                Tone::Muted
+                            } else {
+                                Tone::Plain
+                            },
+                        ),
+                        TableCell::plain(api_word(s.api)),
+                        TableCell::maybe(s.forfeit_leadership.then_some("yes")),
+                        TableCell::maybe(batch.as_deref()),
+                        TableCell::new(state, tone),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// Target, image and options, then what the options mean here.
+    fn summary(screen: &PlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
+        let s = &look.styles;
+        let g = &look.glyphs;
+        let mut lines = vec![target_line(look, screen, "  ", width)];
+        let (image, note) = match (&screen.made, &screen.image) {
+            (Ok(plan), None) => (plan.image.clone(), " (default; i edits)"),
+            (Ok(plan), Some(_)) => (plan.image.clone(), " (custom; I resets)"),
+            (Err(_), custom) => (custom.clone().unwrap_or_default(), ""),
+        };
+        lines.push(Line::from(vec![
+            label(look, "Image"),
+            Span::styled(
+                fit(&image, width.saturating_sub(9 + note.len()), g.ellipsis),
+                s.get(Role::Text),
+            ),
+            Span::styled(note, s.get(Role::Muted)),
+        ]));
+        let o = &screen.options;
+        let on_off = |b: bool| if b { "on" } else { "off" };
+        let preserve = if screen.preserve_applies {
+            on_off(o.preserve)
+        } else {
+            "n/a"
+        };
+        lines.push(Line::from(vec![
+            label(look, "Options"),
+            Span::styled(
+                format!(
+                    "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",
+                    on_off(o.stage),
+                    o.max_parallel
+                ),
+                s.get(Role::Text),
+            ),
+        ]));
+        if let Ok(plan) = &screen.made {
+            for note in plan.option_notes() {
+                lines.push(Line::from(Span::styled(
+                    fit(&format!("{} {note}", g.warn), width, g.ellipsis),
+                    s.get(Role::Warn),
+                )));
+            }
+        }
+        lines
+    }
+
+    fn steps_title(screen: &PlanScreen) -> String {
+        match &screen.made {
+            Ok(plan) => {
+                let upgrading = plan.nodes_to_upgrade().count();
+                format!(
+                    " Upgrade {} to {}: {upgrading} of {} nodes ",
+                    screen.cluster,
+                    plan.target,
+                    plan.steps.len()
+                )
+            }
+            Err(_) => format!(" Upgrade {}: no plan ", screen.cluster),
+        }
+    }
+
+    fn layout(screen: &PlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
+        let steps = screen.steps().len() as u16;
+        let summary_height = (summary_lines as u16).min(4);
+        area.layout(&Layout::vertical([
+            Constraint::Length(summary_height),
+            Constraint::Length((steps + 3).max(4)),
+            Constraint::Min(4),
+            Constraint::Length(1),
+        ]))
+    }
 }
 
 fn apply_edit(plan: &mut UpgradePlan, edit: &PlanEdit) -> Result<(), crate::upgrade::PlanError> {
@@ -204,4 +454,36 @@ pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
     parts.push(api);
     parts.push("It is done when it is back, running and ready on the target, its Kubernetes node is Ready and its etcd member healthy; only then does the next node start.".to_string());
     parts.join(" ")
+}
+
+/// Most workers upgraded at once that the plan screen offers.
+const MAX_PARALLEL: usize = 10;
+
+/// What the installer image field says while it is typed.
+const IMAGE_PROMPT: &str = "image> ";
+
+/// The node order edited (its guards read again); an edit that does not apply is said.
+fn edited(plan: &mut PlanScreen, edit: Option<PlanEdit>, shared: &Shared) -> Step {
+    let refused = edit.and_then(|edit| plan.edit(edit).err());
+    reread_guards(plan, shared);
+    refused.map_or_else(Step::default, |e| Step::message(Message::warn(e)))
+}
+
+/// `x`: the selected node left out, or included again; a node already on the target is
+/// skipped either way.
+fn toggled(plan: &mut PlanScreen, shared: &Shared) -> Step {
+    let Some(step) = plan.steps().get(plan.step_index()).cloned() else {
+        return Step::default();
+    };
+    let edit = match step.state {
+        StepState::LeftOut => PlanEdit::Include(step.node),
+        StepState::Upgrade => PlanEdit::LeaveOut(step.node),
+        StepState::AlreadyOnTarget => {
+            return Step::message(Message::info(format!(
+                "{} already runs the target; it is skipped either way",
+                step.node
+            )));
+        }
+    };
+    edited(plan, Some(edit), shared)
 }

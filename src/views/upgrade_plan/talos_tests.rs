@@ -12,6 +12,7 @@ use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
+use crate::app::screen::Pane;
 use crate::app::state::{AppState, Overlay};
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout, press};
 use crate::app::update::{apply, update};

@@ -1,7 +1,7 @@
 //! The plan pane every rollout plan draws alike, whatever its kind: the kind's summary on top,
 //! its steps as a table (or why there is no plan), then the guards and the last line every plan
-//! draws (`views::plan_parts`); what a kind draws is its [`PlanPane`] (`talos_view`,
-//! `kubernetes_view`).
+//! draws (`views::plan_parts`); what a kind draws it says as a [`PlanKind`] (`talos`,
+//! `kubernetes`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,31 +9,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::{PlanKind, RolloutPlan, RolloutPlanScreen};
-use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
 use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
 use crate::views::progress_parts::{StepTable, render_step_pane};
 use crate::views::{Look, fit};
 
-/// What a kind of rollout draws on the plan pane.
-pub trait PlanPane: PlanKind {
-    /// What the pane says while no plan of this kind is open.
-    const NOT_OPEN: &'static str;
-    /// What the step table says with no rows.
-    const NO_STEPS: &'static str;
-    const STEP_COLUMNS: &'static [Column];
-    /// The lines above the steps (target, options, findings).
-    fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
-    fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
-    /// The step table's title.
-    fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
-    /// Summary, steps, guards and last line, from top to bottom.
-    fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
-}
-
 /// Draws the plan pane of the rollout plan of kind `K` open in `screen`, or what it says while
 /// none is.
-pub(super) fn render<K: PlanPane>(
+pub(super) fn render<K: PlanKind>(
     screen: Option<&RolloutPlanScreen<K>>,
     readonly: bool,
     look: &Look,
