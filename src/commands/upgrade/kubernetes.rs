@@ -9,7 +9,7 @@ use crate::cli::UpgradeK8sArgs;
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::fleet::ClusterStatus;
-use crate::printable::table;
+use crate::printable::{table, yes_no};
 use crate::upgrade::kubernetes::{
     KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis, learn_target,
     read_plan_guards,
@@ -28,7 +28,7 @@ impl PlanText for &KubernetesUpgradePlan {
             plan.cluster,
             plan.from,
             plan.target,
-            if plan.pre_pull { "yes" } else { "no" }
+            yes_no(plan.pre_pull)
         );
         let rows = plan.steps.iter().map(|s| {
             let note = match s.state {

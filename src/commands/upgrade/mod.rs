@@ -20,6 +20,7 @@ use super::session::{choose, connect};
 use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
+use crate::printable::yes_no;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
@@ -212,7 +213,6 @@ impl PlanText for TalosPlanText<'_> {
     fn table(&self) -> String {
         let plan = self.plan;
         let o = &plan.options;
-        let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut out = format!(
             "UPGRADE {} to Talos {}\n  image {}\n  max-parallel {}, stage {}, preserve {}, allow-downgrade {}\n",
             plan.cluster,
