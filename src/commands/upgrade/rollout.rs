@@ -226,23 +226,20 @@ fn check_journal<C: HeadlessUpgrade>(
     };
     let cluster = &chosen.cluster.name;
     let path = crate::journal::ROLLOUTS.path_for(&chosen.paths.state_dir, cluster);
-    if C::Kind::REFUSES_OTHER_KIND && C::Kind::ROLLOUT != j.kind {
-        return Err(usage(format!(
-            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",
-            j.kind.describe(),
-            j.target,
-            path.display()
-        )));
+    let other_kind = C::Kind::REFUSES_OTHER_KIND && C::Kind::ROLLOUT != j.kind;
+    if !other_kind && j.target == target {
+        return Ok(());
     }
-    if j.target != target {
-        return Err(usage(format!(
-            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
-            C::Kind::WHAT,
-            j.target,
-            path.display()
-        )));
-    }
-    Ok(())
+    // Another kind is named as the journal's; another target asks for the same --to.
+    let (what, same_to) = match other_kind {
+        true => (j.kind.describe(), ""),
+        false => (C::Kind::WHAT, " (same --to)"),
+    };
+    Err(usage(format!(
+        "an unfinished {what} of {cluster} to {} is in its journal {}; finish it first{same_to} or move the file away",
+        j.target,
+        path.display()
+    )))
 }
 
 /// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one,
