@@ -236,7 +236,7 @@ pub enum Command {
     /// keeps printing new lines. Read-only (the os:reader role suffices).
     Logs(LogsArgs),
     /// Print the kernel log of one node (--context, --node), as `talosctl dmesg`.
-    Dmesg(DmesgArgs),
+    Dmesg(NodeLogArgs),
     /// Run the cluster's health checks (--context) as `talosctl health` does, on a control
     /// plane node: a checklist that fills in. Exit 0 healthy / 1 not / 2 usage.
     Health {
