@@ -329,8 +329,6 @@ pub struct UpgradeArgs {
 #[derive(Args, Debug, Clone)]
 pub struct RolloutArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
-    #[command(flatten)]
     pub gate: GateArgs,
     /// Milliseconds between status reads while a step runs.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
@@ -368,8 +366,6 @@ pub struct UpgradeK8sArgs {
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.
 #[derive(Args, Debug, Clone)]
 pub struct ProvisionArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Role of the new nodes.

@@ -119,8 +119,6 @@ impl Subcommand for NodeAct {
 /// `taloscope node forget`.
 #[derive(Args, Debug, Clone)]
 pub struct ForgetArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     /// The node's address (or name), as `taloscope status` lists it.
     #[arg(long, value_name = "ADDRESS")]
     pub node: String,
@@ -149,8 +147,6 @@ pub enum ServiceCommand {
 /// The flags of every node action.
 #[derive(Args, Debug, Clone)]
 pub struct NodeActionArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     /// The node: its name or address, as `taloscope status` lists it.
     #[arg(long, value_name = "NODE")]
     pub node: String,
@@ -187,8 +183,6 @@ pub enum EtcdVerb {
 /// `taloscope etcd`.
 #[derive(Args, Debug, Clone)]
 pub struct EtcdArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[arg(value_enum)]
     pub verb: EtcdVerb,
     /// The node (name or address) whose member the action is about.
