@@ -10,8 +10,8 @@
 //!   dispatcher's approval, the run on the one runner), prints progress through
 //!   the one printer and ends by the one exit rule (`exit`).
 //! - `cli`: the command line's shape (clap); parsing only; the gate's flags
-//!   (`--plan`, `--yes`, `--confirm`, `--ack`, `--output`) flattened into each
-//!   mutating command.
+//!   (the files it reads, `--plan`, `--yes`, `--confirm`, `--ack`, `--output`)
+//!   flattened into each mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
 //!   runner that starts every operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI

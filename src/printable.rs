@@ -1,7 +1,7 @@
 //! Text another host or file wrote, made safe to print on a terminal: control
 //! characters (ESC and so OSC/CSI sequences, BEL, CR, DEL, C1) and the
 //! invisible bidi overrides become `?`. The one function for tables and panes; byte
-//! counts as people read them; and the one column layout of every text table.
+//! counts and flags as people read them; and the one column layout of every text table.
 
 /// `text` with every character a terminal would act on replaced by `?`, so a
 /// hostname or an error message cannot move the cursor, retitle the window or
@@ -27,6 +27,11 @@ pub fn lines(text: &str) -> String {
 fn acts_on_terminal(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// A flag as every table says it: `yes` or `no`.
+pub fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
 }
 
 /// `23.4 MiB`.

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::tree::{ClusterTree, Counts, MachineNode, needs_attention};
 use crate::kube::CapiCondition;
+use crate::printable::yes_no;
 
 /// One object of the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,10 +113,6 @@ fn counts_row(
     }
 }
 
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.to_string()
-}
-
 fn machine_row(m: &MachineNode) -> TreeRow {
     let phase = if m.deleting {
         format!("{} (deleting)", m.phase)
@@ -126,9 +123,9 @@ fn machine_row(m: &MachineNode) -> TreeRow {
         guides: Vec::new(),
         object: format!("Machine/{}", m.name),
         replicas: String::new(),
-        ready: yes_no(m.ready),
-        up_to_date: yes_no(m.up_to_date),
-        available: yes_no(m.available),
+        ready: yes_no(m.ready).into(),
+        up_to_date: yes_no(m.up_to_date).into(),
+        available: yes_no(m.available).into(),
         phase,
         version: m.version.clone(),
         node: m.node.clone(),

@@ -30,8 +30,6 @@ pub enum CapiVerb {
 #[derive(Args, Debug, Clone)]
 pub struct CapiDoctorArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
-    #[command(flatten)]
     pub gate: GateArgs,
     /// The workload cluster, when --context names its management cluster: NAMESPACE/NAME,
     /// or NAME when one namespace has it.
@@ -63,8 +61,6 @@ pub struct CapiStatusArgs {
 /// `taloscope scale`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
 pub struct ScaleArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Which Machines: the TalosControlPlane's (controlplane) or a MachineDeployment's (worker).

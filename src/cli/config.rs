@@ -68,8 +68,6 @@ pub struct ConfigDriftArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ConfigPatchArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     /// A patch file (repeat for several, applied in order); a leading `@` is allowed.
     #[arg(long = "patch", value_name = "FILE", required = true)]
     pub patches: Vec<String>,

@@ -1,13 +1,16 @@
-//! The flags every mutating command shares, flattened into each one's arguments: one
-//! spelling and one meaning of `--plan`, `--yes`, `--confirm`, `--ack` and `--output`.
+//! The flags every mutating command shares, flattened into each one's arguments: the files
+//! it reads, and one spelling and one meaning of `--plan`, `--yes`, `--confirm`, `--ack` and
+//! `--output`.
 use clap::Args;
 
-use super::OutputFormat;
+use super::{OutputFormat, SourceArgs};
 
 /// How a mutating command is gated: plan only, or run with the typed confirmation and the
-/// acknowledgements its guards ask for.
+/// acknowledgements its guards ask for; and the files it reads, as every command takes them.
 #[derive(Args, Debug, Clone, Default)]
 pub struct GateArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     /// Print the plan and every guard's verdict; change nothing.
     #[arg(long, conflicts_with = "yes")]
     pub plan: bool,

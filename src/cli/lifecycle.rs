@@ -3,14 +3,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{GateArgs, SourceArgs};
+use super::GateArgs;
 use crate::cluster_lifecycle::Delivery;
 
 /// `taloscope create`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
 pub struct CreateArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// The new cluster's name (its talos and kube contexts get it).
@@ -70,8 +68,6 @@ pub struct CreateArgs {
 /// `taloscope delete --context NAME`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
 pub struct DeleteArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// The cluster's VMs by id, for a cluster taloscope did not create.

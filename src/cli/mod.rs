@@ -236,7 +236,7 @@ pub enum Command {
     /// keeps printing new lines. Read-only (the os:reader role suffices).
     Logs(LogsArgs),
     /// Print the kernel log of one node (--context, --node), as `talosctl dmesg`.
-    Dmesg(DmesgArgs),
+    Dmesg(NodeLogArgs),
     /// Run the cluster's health checks (--context) as `talosctl health` does, on a control
     /// plane node: a checklist that fills in. Exit 0 healthy / 1 not / 2 usage.
     Health {
@@ -288,9 +288,7 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct UpgradeArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
-    #[command(flatten)]
-    pub gate: GateArgs,
+    pub rollout: RolloutArgs,
     /// Target Talos version, e.g. v1.12.0; without it, --plan lists the offered targets.
     #[arg(
         long,
@@ -324,13 +322,14 @@ pub struct UpgradeArgs {
     /// legacy path's server drains by itself).
     #[arg(long)]
     pub no_drain: bool,
-    #[command(flatten)]
-    pub rollout: RolloutArgs,
 }
 
-/// The flags both upgrade commands take for their rollout, after their own.
+/// The flags both upgrade commands take before their own: the files, the gate's flags and
+/// those of the rollout.
 #[derive(Args, Debug, Clone)]
 pub struct RolloutArgs {
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Milliseconds between status reads while a step runs.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
@@ -348,9 +347,7 @@ pub struct RolloutArgs {
 #[derive(Args, Debug, Clone)]
 pub struct UpgradeK8sArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
-    #[command(flatten)]
-    pub gate: GateArgs,
+    pub rollout: RolloutArgs,
     /// Target Kubernetes version, e.g. 1.35.0: a later patch or the next minor only.
     #[arg(long, value_name = "VERSION")]
     pub to: String,
@@ -364,15 +361,11 @@ pub struct UpgradeK8sArgs {
     /// Seconds one step (one component on one node) may take before the rollout halts.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub step_timeout: u64,
-    #[command(flatten)]
-    pub rollout: RolloutArgs,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.
 #[derive(Args, Debug, Clone)]
 pub struct ProvisionArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Role of the new nodes.

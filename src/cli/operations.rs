@@ -9,41 +9,33 @@ use clap::{ArgMatches, Args, FromArgMatches, Subcommand, ValueEnum};
 use super::{GateArgs, NodeInfoArgs, OutputFormat, SourceArgs};
 use crate::approval::NodeOperation;
 
-/// `taloscope logs`.
+/// `taloscope logs`: the flags of `dmesg`, and which log of the node.
 #[derive(Args, Debug, Clone)]
 pub struct LogsArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
-    /// The node: its name (as `taloscope status` lists it) or its address.
-    #[arg(long, value_name = "NODE")]
-    pub node: String,
+    pub stream: NodeLogArgs,
     /// The service (etcd, kubelet, apid, machined...), or with -k a Kubernetes container
     /// as namespace/pod:container.
     #[arg(value_name = "SERVICE")]
     pub service: String,
-    /// Keep printing new lines as the node writes them.
-    #[arg(long, short)]
-    pub follow: bool,
     /// Only the last N lines (default: the whole log).
     #[arg(long, value_name = "N")]
     pub tail: Option<u32>,
     /// SERVICE names a Kubernetes container (the CRI namespace), as `talosctl logs -k`.
     #[arg(long, short)]
     pub kubernetes: bool,
-    /// Lines as text, or one JSON object per line (`{"node","line"}`).
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
-/// `taloscope dmesg`.
+/// `taloscope dmesg`, and what `logs` shares with it: the node, whether to follow its log,
+/// and how each line is printed.
 #[derive(Args, Debug, Clone)]
-pub struct DmesgArgs {
+pub struct NodeLogArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
     /// The node: its name (as `taloscope status` lists it) or its address.
     #[arg(long, value_name = "NODE")]
     pub node: String,
-    /// Keep printing new kernel messages.
+    /// Keep printing new lines as the node writes them.
     #[arg(long, short)]
     pub follow: bool,
     /// Lines as text, or one JSON object per line (`{"node","line"}`).
@@ -127,8 +119,6 @@ impl Subcommand for NodeAct {
 /// `taloscope node forget`.
 #[derive(Args, Debug, Clone)]
 pub struct ForgetArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     /// The node's address (or name), as `taloscope status` lists it.
     #[arg(long, value_name = "ADDRESS")]
     pub node: String,
@@ -157,8 +147,6 @@ pub enum ServiceCommand {
 /// The flags of every node action.
 #[derive(Args, Debug, Clone)]
 pub struct NodeActionArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     /// The node: its name or address, as `taloscope status` lists it.
     #[arg(long, value_name = "NODE")]
     pub node: String,
@@ -195,8 +183,6 @@ pub enum EtcdVerb {
 /// `taloscope etcd`.
 #[derive(Args, Debug, Clone)]
 pub struct EtcdArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
     #[arg(value_enum)]
     pub verb: EtcdVerb,
     /// The node (name or address) whose member the action is about.

@@ -11,20 +11,20 @@ use crate::approval::AuditLog;
 use crate::cli::{ConfigDriftArgs, ConfigOutput, ConfigShowArgs, GlobalArgs};
 use crate::fleet::{NodeRole, NodeStatus};
 use crate::machine_config::{
-    ClusterDrift, DriftTarget, MachineConfigError, NodeConfig, read_cluster_drift,
-    read_node_config, yaml_text,
+    ClusterDrift, DriftTarget, MachineConfigError, read_cluster_drift, read_node_config, yaml_text,
 };
 
 fn refused(e: &MachineConfigError) -> Stop {
     Stop(EXIT_BLOCKED, crate::printable::line(&e.to_string()))
 }
 
-/// `config show --output json`: the contract.
+/// `config show --output json` and `config drift --output json`, the contracts: the cluster's
+/// name beside the document's own fields.
 #[derive(Serialize)]
-struct ShownConfig<'a> {
-    cluster: &'a str,
+struct OfCluster<T> {
+    cluster: String,
     #[serde(flatten)]
-    config: &'a NodeConfig,
+    of: T,
 }
 
 pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
@@ -53,9 +53,9 @@ pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<Exi
     }
     let text = match args.output {
         ConfigOutput::Yaml => yaml_text(&config),
-        ConfigOutput::Json => json(&ShownConfig {
-            cluster: &chosen.cluster.name,
-            config: &config,
+        ConfigOutput::Json => json(&OfCluster {
+            cluster: chosen.cluster.name.clone(),
+            of: &config,
         })?,
     };
     write_stdout(&text)?;
@@ -66,14 +66,6 @@ pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<Exi
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `config drift --output json`: the contract.
-#[derive(Serialize)]
-struct DriftReport {
-    cluster: String,
-    #[serde(flatten)]
-    drift: ClusterDrift,
 }
 
 pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
@@ -88,21 +80,21 @@ pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<E
         let drift = read_cluster_drift(&observer.talos, &targets)
             .await
             .map_err(|e| refused(&e))?;
-        Ok(DriftReport {
+        Ok(OfCluster {
             cluster: chosen.cluster.name.clone(),
-            drift,
+            of: drift,
         })
     })?;
     print_report(args.output, &report, drift_text)?;
-    let drift = &report.drift;
+    let drift = &report.of;
     let clean = drift.unread.is_empty() && drift.roles.iter().all(|r| r.drift.is_empty());
     Ok(exit_if(!clean))
 }
 
 /// Each role, its differing paths, and per value the nodes holding it.
-fn drift_text(report: &DriftReport) -> String {
+fn drift_text(report: &OfCluster<ClusterDrift>) -> String {
     let mut out = String::new();
-    for role in &report.drift.roles {
+    for role in &report.of.roles {
         let verdict = match role.drift.len() {
             0 => "no drift".to_string(),
             1 => "1 path differs".to_string(),
@@ -124,7 +116,7 @@ fn drift_text(report: &DriftReport) -> String {
             }
         }
     }
-    for node in &report.drift.unread {
+    for node in &report.of.unread {
         out.push_str(&format!("not read: {}: {}\n", node.node, node.error));
     }
     out

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::gate::CommandGate;
-use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
+use super::session::{check_gate, open, rollout_lease_read};
 use crate::cli::{ConfigPatchArgs, GlobalArgs};
 use crate::cluster_config::{ConfigPatch, PatchTarget};
 use crate::node_actions::NodeActionOptions;
@@ -27,13 +27,8 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
         .map(|file| ConfigPatch::load(file, PatchTarget::All))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
-    let chosen = choose(global)?;
-    let Connected {
-        runtime,
-        observer,
-        status,
-        ..
-    } = connect(&chosen)?;
+    let (chosen, cluster) = open(global, &args.gate, "cluster")?;
+    let (runtime, observer, status) = (cluster.runtime, cluster.observer, cluster.status);
     let request = ConfigPatchRequest {
         patches,
         role: args.role,

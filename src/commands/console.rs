@@ -68,11 +68,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers::new(options, fleet_tx)));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard; the files a create's
-    // contexts are merged into.
+    // contexts are merged into, which a delete (`D`) removes the cluster's contexts from, as
+    // `taloscope create` and `delete` do.
     let sources = super::session::sources(global, &paths).0;
     let create_files = super::session::operator_files(&sources).map_err(|e| e.1);
-    // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
-    state.actions.context_files = super::session::operator_files(&sources).ok();
+    state.actions.context_files = create_files.clone().ok();
     state.provision.config = Arc::new(sources.config);
     state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {

@@ -21,7 +21,7 @@ use crate::etcd_maintenance::{
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
-use crate::printable::{bytes_text, table};
+use crate::printable::{bytes_text, table, yes_no};
 
 pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
@@ -120,7 +120,7 @@ fn members_table(members: &[MemberSpace], quota: i64) -> String {
             m.hostname.clone(),
             m.id.clone(),
             if m.leader { "yes" } else { "-" }.to_string(),
-            if m.healthy { "yes" } else { "no" }.to_string(),
+            yes_no(m.healthy).to_string(),
             size(m.db_size),
             size(m.db_size_in_use),
             m.alarm.clone().unwrap_or_else(|| "-".to_string()),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, usage, write_while_read};
 use super::session::{node_named, read_cluster};
-use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
+use crate::cli::{GlobalArgs, LogsArgs, NodeLogArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
 
 /// One printed line as `--output json` writes it (one object per line).
@@ -28,36 +28,29 @@ struct LogRequest<'a> {
 
 pub(super) fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> Result<ExitCode, Stop> {
     let source = LogSource::requested(&args.service, args.kubernetes);
-    run(
-        global,
-        LogRequest {
-            node: &args.node,
-            source,
-            options: LogOptions {
-                tail: args.tail,
-                follow: args.follow,
-            },
-            output: args.output,
-        },
-    )
+    run(global, &args.stream, source, args.tail)
 }
 
-pub(super) fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> Result<ExitCode, Stop> {
-    run(
-        global,
-        LogRequest {
-            node: &args.node,
-            source: LogSource::Kernel,
-            options: LogOptions {
-                tail: None,
-                follow: args.follow,
-            },
-            output: args.output,
-        },
-    )
+pub(super) fn run_dmesg(global: &GlobalArgs, args: &NodeLogArgs) -> Result<ExitCode, Stop> {
+    run(global, args, LogSource::Kernel, None)
 }
 
-fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
+/// Prints `source` of the node `args` names: its last `tail` lines, else the whole log.
+fn run(
+    global: &GlobalArgs,
+    args: &NodeLogArgs,
+    source: LogSource,
+    tail: Option<u32>,
+) -> Result<ExitCode, Stop> {
+    let request = LogRequest {
+        node: &args.node,
+        source,
+        options: LogOptions {
+            tail,
+            follow: args.follow,
+        },
+        output: args.output,
+    };
     let (_, code) = read_cluster(global, async |_, observer| {
         // An address as given; a name through the cluster's status (the model `status` shows).
         let address = match request.node.parse::<std::net::IpAddr>() {

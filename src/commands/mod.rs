@@ -92,8 +92,10 @@ pub fn run(cli: Cli) -> ExitCode {
             let operation = NodeOperation::ServiceRestart(service);
             gated(node::run(&global, operation, &flags), &flags.gate)
         }
-        Some(Command::Upgrade(args)) => gated(upgrade::run(&global, &args), &args.gate),
-        Some(Command::UpgradeK8s(args)) => gated(upgrade::rollout::run(&global, &args), &args.gate),
+        Some(Command::Upgrade(args)) => gated(upgrade::run(&global, &args), &args.rollout.gate),
+        Some(Command::UpgradeK8s(args)) => {
+            gated(upgrade::rollout::run(&global, &args), &args.rollout.gate)
+        }
         Some(Command::Etcd(args)) => gated(etcd::run(&global, &args), &args.gate),
         Some(Command::Provision(args)) => gated(provision::run(&global, &args), &args.gate),
         Some(Command::Create(args)) => gated(create::run(&global, &args), &args.gate),

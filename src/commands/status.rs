@@ -17,7 +17,7 @@ use crate::fleet::{
 };
 use crate::kube::KubeError;
 use crate::paths::Paths;
-use crate::printable::{self, table};
+use crate::printable::{self, table, yes_no};
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_report};
 
@@ -146,10 +146,6 @@ fn exit_code(fleet: &FleetStatus) -> ExitCode {
     }
 }
 
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.to_string()
-}
-
 fn fleet_table(fleet: &FleetStatus) -> String {
     let mut out = String::new();
     for (i, c) in fleet.clusters.iter().enumerate() {
@@ -198,7 +194,7 @@ fn fleet_table(fleet: &FleetStatus) -> String {
                 } else if n.error.is_some() {
                     "-".into()
                 } else {
-                    yes_no(n.ready)
+                    yes_no(n.ready).into()
                 },
                 n.kubelet_version.clone().unwrap_or_else(|| "-".into()),
                 match (n.k8s_ready, n.cordoned) {
@@ -237,7 +233,7 @@ fn fleet_table(fleet: &FleetStatus) -> String {
                     m.id.clone(),
                     format!("{}{learner}", m.hostname),
                     if m.leader { "*".into() } else { String::new() },
-                    yes_no(m.healthy),
+                    yes_no(m.healthy).into(),
                     m.db_size
                         .map(printable::bytes_text)
                         .unwrap_or_else(|| "-".into()),
@@ -277,12 +273,11 @@ fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
     }
     if !k.components.is_empty() {
         let rows = k.components.iter().map(|comp| {
-            let ready = yes_no(comp.ready);
             vec![
                 comp.node.clone(),
                 comp.name.clone(),
                 comp.version.clone(),
-                ready,
+                yes_no(comp.ready).into(),
             ]
         });
         out.push_str(&table(&["NODE", "COMPONENT", "VERSION", "READY"], rows));

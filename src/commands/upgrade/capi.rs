@@ -68,7 +68,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
     let displaces = resumed
         .as_ref()
         .map(|r| r.holder.clone())
-        .or_else(|| flags.rollout.take_over.clone());
+        .or_else(|| flags.take_over.clone());
     let guards = runtime.block_on(async {
         // The Lease this run takes over is not another rollout.
         let other = other_rollout(&observer)
@@ -92,7 +92,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
         );
     }
     let options = CapiUpgradeOptions {
-        poll: Duration::from_millis(flags.rollout.poll_ms.max(10)),
+        poll: Duration::from_millis(flags.poll_ms.max(10)),
         displaces,
         ..CapiUpgradeOptions::default()
     };

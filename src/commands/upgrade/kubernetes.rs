@@ -4,12 +4,12 @@
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
 use std::time::Duration;
 
-use super::rollout::{CommandFlags, HeadlessUpgrade};
-use crate::cli::UpgradeK8sArgs;
+use super::rollout::HeadlessUpgrade;
+use crate::cli::{RolloutArgs, UpgradeK8sArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::fleet::ClusterStatus;
-use crate::printable::table;
+use crate::printable::{table, yes_no};
 use crate::upgrade::kubernetes::{
     KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis, learn_target,
     read_plan_guards,
@@ -28,7 +28,7 @@ impl PlanText for &KubernetesUpgradePlan {
             plan.cluster,
             plan.from,
             plan.target,
-            if plan.pre_pull { "yes" } else { "no" }
+            yes_no(plan.pre_pull)
         );
         let rows = plan.steps.iter().map(|s| {
             let note = match s.state {
@@ -72,12 +72,12 @@ impl PlanText for &KubernetesUpgradePlan {
 impl HeadlessUpgrade for UpgradeK8sArgs {
     type Kind = Kubernetes;
 
-    fn flags(&self) -> CommandFlags<'_> {
-        CommandFlags {
-            to: &self.to,
-            gate: &self.gate,
-            rollout: &self.rollout,
-        }
+    fn to(&self) -> &str {
+        &self.to
+    }
+
+    fn flags(&self) -> &RolloutArgs {
+        &self.rollout
     }
 
     fn options(&self) -> RunOptions {
@@ -112,7 +112,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         observer: &ClusterObserver,
         other: Option<&RolloutInProgress>,
     ) -> Vec<Guard> {
-        read_plan_guards(observer, plan, status, other, &self.gate.ack).await
+        read_plan_guards(observer, plan, status, other, &self.rollout.gate.ack).await
     }
 
     fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {

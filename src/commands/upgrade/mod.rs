@@ -17,9 +17,10 @@ pub(super) mod rollout;
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect};
-use crate::cli::{GlobalArgs, UpgradeArgs};
+use crate::cli::{GlobalArgs, RolloutArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
+use crate::printable::yes_no;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
@@ -27,11 +28,11 @@ use crate::upgrade::{
     RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version};
-use rollout::{CommandFlags, HeadlessUpgrade};
+use rollout::HeadlessUpgrade;
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {
-    if args.to.is_empty() && !args.gate.plan {
+    if args.to.is_empty() && !args.rollout.gate.plan {
         return Err(usage(
             "name the target with --to VERSION, or list the offered targets with --plan",
         ));
@@ -86,7 +87,7 @@ fn list_offered(
         offered,
         releases: &learned.origin,
     };
-    print_report(args.gate.output, &report, offered_table)?;
+    print_report(args.rollout.gate.output, &report, offered_table)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -129,12 +130,12 @@ struct TalosUpgrade<'a> {
 impl HeadlessUpgrade for TalosUpgrade<'_> {
     type Kind = TalosOs;
 
-    fn flags(&self) -> CommandFlags<'_> {
-        CommandFlags {
-            to: &self.args.to,
-            gate: &self.args.gate,
-            rollout: &self.args.rollout,
-        }
+    fn to(&self) -> &str {
+        &self.args.to
+    }
+
+    fn flags(&self) -> &RolloutArgs {
+        &self.args.rollout
     }
 
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
@@ -212,7 +213,6 @@ impl PlanText for TalosPlanText<'_> {
     fn table(&self) -> String {
         let plan = self.plan;
         let o = &plan.options;
-        let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut out = format!(
             "UPGRADE {} to Talos {}\n  image {}\n  max-parallel {}, stage {}, preserve {}, allow-downgrade {}\n",
             plan.cluster,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
+use crate::cli::{GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_if, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
@@ -25,19 +25,15 @@ use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
-/// What an upgrade command was asked: its target, the gate's flags and the rollout's.
-pub(in crate::commands) struct CommandFlags<'a> {
-    pub to: &'a str,
-    pub gate: &'a GateArgs,
-    pub rollout: &'a RolloutArgs,
-}
-
 /// What one headless upgrade command brings to the body they share: its words, its flags and
 /// run options, its plan, its guards and its report.
 pub(in crate::commands) trait HeadlessUpgrade {
     type Kind: UpgradeKind;
 
-    fn flags(&self) -> CommandFlags<'_>;
+    /// The target `--to` names.
+    fn to(&self) -> &str;
+    /// The files, the gate's flags and the rollout's.
+    fn flags(&self) -> &RolloutArgs;
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
@@ -69,10 +65,9 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
 ) -> Result<ExitCode, Stop> {
-    let flags = command.flags();
-    let target =
-        Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
-    check_gate(flags.gate, "cluster")?;
+    let (to, flags) = (command.to(), command.flags());
+    let target = Version::parse(to).map_err(|e| usage(format!("--to {to:?}: {e}")))?;
+    check_gate(&flags.gate, "cluster")?;
     let chosen = choose(global)?;
     if C::Kind::NEEDS_KUBE && chosen.cluster.kube.is_none() {
         let wanted = global.context.as_deref().unwrap_or_default();
@@ -86,7 +81,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
     match connected.runtime.block_on(chosen.capi_owner()) {
-        Some(owner) if !flags.rollout.in_place => {
+        Some(owner) if !flags.in_place => {
             super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
@@ -118,14 +113,14 @@ fn run_connected<C: HeadlessUpgrade>(
     check_journal::<C>(&chosen, journal.as_ref(), &wanted_target)?;
     let gate = CommandGate {
         progress_only: true,
-        ..CommandGate::new(global, &chosen.paths, flags.gate)
+        ..CommandGate::new(global, &chosen.paths, &flags.gate)
     };
     let action = C::Kind::action(cluster.name.clone(), wanted_target.clone());
     let options = RunOptions {
-        poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
+        poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
         state_dir: Some(chosen.paths.state_dir.clone()),
         kubeconfig: chosen.discovery.kubeconfig.clone(),
-        take_over: flags.rollout.take_over.clone(),
+        take_over: flags.take_over.clone(),
         ..command.options()
     };
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -133,7 +128,7 @@ fn run_connected<C: HeadlessUpgrade>(
     let handle = match journal {
         Some(journal) if !flags.gate.plan => {
             // The runner decides again when it starts; said here first, before any approval.
-            claim_run(Some(&journal), flags.rollout.take_over.as_deref())
+            claim_run(Some(&journal), flags.take_over.as_deref())
                 .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
             let approved = gate.confirm(action)?;
             resume_notice(C::Kind::WHAT, C::Kind::UNIT, &cluster.name, &journal);
@@ -150,7 +145,7 @@ fn run_connected<C: HeadlessUpgrade>(
         journal => {
             plan_notice(journal.as_ref(), C::Kind::WHAT, &cluster.name);
             let plan = match runtime.block_on(command.plan(&status, &observer, target)) {
-                Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
+                Err(Stop(0, message)) => return nothing_to_do(&flags.gate, message),
                 plan => plan?,
             };
             let mut guards = runtime.block_on(async {
@@ -226,23 +221,20 @@ fn check_journal<C: HeadlessUpgrade>(
     };
     let cluster = &chosen.cluster.name;
     let path = crate::journal::ROLLOUTS.path_for(&chosen.paths.state_dir, cluster);
-    if C::Kind::REFUSES_OTHER_KIND && C::Kind::ROLLOUT != j.kind {
-        return Err(usage(format!(
-            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",
-            j.kind.describe(),
-            j.target,
-            path.display()
-        )));
+    let other_kind = C::Kind::REFUSES_OTHER_KIND && C::Kind::ROLLOUT != j.kind;
+    if !other_kind && j.target == target {
+        return Ok(());
     }
-    if j.target != target {
-        return Err(usage(format!(
-            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
-            C::Kind::WHAT,
-            j.target,
-            path.display()
-        )));
-    }
-    Ok(())
+    // Another kind is named as the journal's; another target asks for the same --to.
+    let (what, same_to) = match other_kind {
+        true => (j.kind.describe(), ""),
+        false => (C::Kind::WHAT, " (same --to)"),
+    };
+    Err(usage(format!(
+        "an unfinished {what} of {cluster} to {} is in its journal {}; finish it first{same_to} or move the file away",
+        j.target,
+        path.display()
+    )))
 }
 
 /// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one,
