@@ -20,7 +20,7 @@ use crate::approval::ApprovedAction;
 use crate::clock::Zone;
 use crate::config::Config;
 use crate::discovery::Cluster;
-use crate::fleet::{FleetModel, NodeStatus};
+use crate::fleet::{FleetModel, NodeStatus, node_named_among};
 use crate::operation::progress::OperationProgress;
 use crate::tui::Look;
 
@@ -60,8 +60,7 @@ impl Shared<'_> {
 
     /// The cluster in use, or the warning that says how to choose one.
     pub fn cluster_in_use(&self) -> Result<&str, Message> {
-        self.current
-            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))
+        self.current.ok_or_else(Message::no_cluster_in_use)
     }
 }
 
@@ -163,24 +162,14 @@ impl Opening {
         usage: &str,
     ) -> Result<(&'a str, &'a NodeStatus), Message> {
         let cluster = shared.current.ok_or_else(|| Message::info(usage))?;
+        let wanted = self.words.get(1).or(self.node.as_ref());
+        let wanted = wanted.ok_or_else(|| Message::info(usage))?;
         let nodes = shared
             .fleet
             .cluster(cluster)
-            .map(|live| live.status.nodes.as_slice())
-            .unwrap_or_default();
-        let wanted = self.words.get(1).or(self.node.as_ref());
-        let wanted = wanted.ok_or_else(|| Message::info(usage))?;
-        let node = nodes
-            .iter()
-            .find(|n| &n.name == wanted || &n.address == wanted)
-            .filter(|n| !n.address.is_empty());
-        let node = node.ok_or_else(|| {
-            let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-            Message::error(crate::printable::line(&format!(
-                "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
-                known.join(", ")
-            )))
-        })?;
+            .map(|live| live.status.nodes.as_slice());
+        let nodes = nodes.unwrap_or_default();
+        let node = node_named_among(cluster, nodes, wanted).map_err(Message::error)?;
         Ok((cluster, node))
     }
 }

@@ -33,5 +33,5 @@ pub use round::{
 };
 pub use status::{
     ClusterStatus, ComponentReport, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus,
-    KubernetesReport, NodeRole, NodeSource, NodeStatus, RolloutStatus,
+    KubernetesReport, NodeRole, NodeSource, NodeStatus, RolloutStatus, node_named_among,
 };

@@ -69,17 +69,7 @@ impl ClusterStatus {
     /// why not, in words that name the cluster and its nodes: what an operator's node name
     /// finds, on the command line and in the console alike.
     pub fn node_named(&self, wanted: &str) -> Result<&NodeStatus, String> {
-        match self.node(wanted) {
-            Some(n) if !n.address.is_empty() => Ok(n),
-            _ => {
-                let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
-                Err(printable(&format!(
-                    "cluster {} has no node named {wanted:?}; its nodes: {}",
-                    self.name,
-                    names.join(", ")
-                )))
-            }
-        }
+        node_named_among(&self.name, &self.nodes, wanted)
     }
 
     /// The id of `node`'s etcd member (the member whose hostname is its name or address).
@@ -368,6 +358,27 @@ pub struct EtcdAlarmReport {
     pub alarm: String,
 }
 
+/// [`ClusterStatus::node_named`] among `nodes` of the cluster `cluster` (none when its
+/// status is not known yet).
+pub fn node_named_among<'a>(
+    cluster: &str,
+    nodes: &'a [NodeStatus],
+    wanted: &str,
+) -> Result<&'a NodeStatus, String> {
+    let found = nodes
+        .iter()
+        .find(|n| n.name == wanted || n.address == wanted);
+    match found {
+        Some(n) if !n.address.is_empty() => Ok(n),
+        _ => {
+            let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+            Err(printable(&format!(
+                "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
+                names.join(", ")
+            )))
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
