@@ -77,6 +77,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         )));
     }
     let connected = connect(&chosen)?;
+    let journal = unfinished_journal(&chosen)?;
     connected
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
@@ -86,9 +87,17 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         }
         owner => {
             let capi_guard = capi_owned(owner.as_ref(), C::Kind::IN_PLACE);
-            run_connected(global, command, (chosen, connected), target, capi_guard)
+            let connected = (chosen, connected, journal);
+            run_connected(global, command, connected, target, capi_guard)
         }
     }
+}
+
+/// The chosen cluster's unfinished rollout journal, if a run left one; one that cannot be read
+/// is a usage error naming the file.
+fn unfinished_journal(chosen: &Chosen) -> Result<Option<RolloutJournal>, Stop> {
+    RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
+        .map_err(|e| usage(e.to_string()))
 }
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
@@ -97,7 +106,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
 fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
-    (chosen, connected): (Chosen, Connected),
+    (chosen, connected, journal): (Chosen, Connected, Option<RolloutJournal>),
     target: Version,
     extra: Option<Guard>,
 ) -> Result<ExitCode, Stop> {
@@ -106,7 +115,6 @@ fn run_connected<C: HeadlessUpgrade>(
         runtime,
         observer,
         status,
-        journal,
     } = connected;
     let cluster = &chosen.cluster;
     let wanted_target = C::Kind::version_text(&target);
