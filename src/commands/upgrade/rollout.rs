@@ -101,7 +101,8 @@ fn unfinished_journal(chosen: &Chosen) -> Result<Option<RolloutJournal>, Stop> {
 }
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
-/// through the gate (printed, or approved and run), or the journal's run approved and resumed.
+/// through the gate (printed, or approved and run), or the journal's run approved and resumed
+/// (one its journal left paused goes on: no one here could resume it).
 /// `extra` is a guard the command adds (the CAPI refusal).
 fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
@@ -134,12 +135,20 @@ fn run_connected<C: HeadlessUpgrade>(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let dispatcher = gate.dispatcher.clone();
     let handle = match journal {
-        Some(journal) if !flags.gate.plan => {
+        Some(mut journal) if !flags.gate.plan => {
             // The runner decides again when it starts; said here first, before any approval.
             claim_run(Some(&journal), flags.take_over.as_deref())
                 .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
             let approved = gate.confirm(action)?;
             resume_notice(C::Kind::WHAT, C::Kind::UNIT, &cluster.name, &journal);
+            // No one here can resume a held run: the operator's confirmation means "go on".
+            if std::mem::take(&mut journal.paused) {
+                eprintln!(
+                    "taloscope: the {} of {} was left paused; it resumes",
+                    C::Kind::WHAT,
+                    cluster.name
+                );
+            }
             let _entered = runtime.enter();
             resume_upgrade_with::<C::Kind>(
                 journal,
