@@ -1,7 +1,9 @@
 //! `taloscope upgrade` as a process against the sim: --plan --output json on `healthy` shows
 //! every guard passing; a skipped minor and `cp2-down` are refused; read-only refuses; --yes
-//! --confirm upgrades every node one at a time; a killed run is resumed by the same command; a
-//! second run while the first lives is refused naming it, and resumes once the first is killed.
+//! --confirm upgrades every node one at a time; a killed run is resumed by the same command, also
+//! one its journal says was paused; a second run while the first lives is refused naming it, and
+//! resumes once the first is killed; a corrupt rollout journal stops the upgrade, naming the
+//! file, and nothing else.
 mod upgrade_common;
 
 use upgrade_common::*;
@@ -182,6 +184,86 @@ async fn a_second_run_is_refused_naming_the_first_and_resumes_once_it_is_killed(
         assert_eq!(version, "v1.12.0", "{node}");
     }
     assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+/// The rollout journal of the fixture's cluster `cluster`.
+fn journal_path(fx: &Fixture, cluster: &str) -> std::path::PathBuf {
+    taloscope::journal::ROLLOUTS.path_for(&fx.state_dir(), cluster)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_saved_while_paused_is_resumed_by_yes_confirm_and_runs_to_the_end() {
+    let fx = start(builtin("healthy")).await;
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"));
+    let (mut child, _) = run_until_line(cmd, "[2/5]").await;
+    child.kill().await.expect("kill");
+    // The journal as a console leaves it when it quits while its rollout is paused.
+    let path = journal_path(&fx, "healthy");
+    let text = std::fs::read_to_string(&path).expect("the killed run's journal");
+    let mut journal: serde_json::Value = serde_json::from_str(&text).expect("journal json");
+    assert_eq!(journal["outcome"], serde_json::Value::Null, "{journal}");
+    journal["paused"] = true.into();
+    std::fs::write(&path, journal.to_string()).expect("journal written");
+
+    // Bounded: a run that stayed held would fail here, not hang.
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the upgrade of healthy")
+            && stderr.contains("the upgrade of healthy was left paused; it resumes"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to v1.12.0 completed"),
+        "{stdout}"
+    );
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    let text = std::fs::read_to_string(&path).expect("the journal");
+    let journal: serde_json::Value = serde_json::from_str(&text).expect("journal json");
+    assert_eq!(journal["paused"], false, "no longer paused: {journal}");
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_rollout_journal_stops_the_upgrade_naming_it_and_nothing_else() {
+    let fx = start(builtin("healthy")).await;
+    let path = journal_path(&fx, "healthy");
+    std::fs::create_dir_all(path.parent().expect("its folder")).expect("folder");
+    std::fs::write(&path, "{ not a journal").expect("journal written");
+    let file = path.display().to_string();
+
+    // A node action's plan and the offered targets do not read the rollout journal.
+    let mut cmd = fx.taloscope("healthy", "node");
+    cmd.args(["reboot", "--node", "cp-2", "--plan"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains(&file), "{stderr}");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.arg("--plan");
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("TARGETS for healthy"), "{stdout}");
+
+    // The upgrades do, and refuse naming it, planned or run.
+    for args in [
+        vec!["--to", "v1.12.0", "--plan"],
+        confirmed("v1.12.0", "healthy").to_vec(),
+    ] {
+        let mut cmd = fx.taloscope("healthy", "upgrade");
+        cmd.args(&args);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(code, Some(2), "{args:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!("{file} is corrupt")),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(fx.sim.state().mutating_calls().is_empty());
 }
 
 /// Every line of `stdout` is a JSON document; returns them.

@@ -1,7 +1,8 @@
 //! The cluster a command acts on: the operator's files read, the cluster `--context` names among
-//! the discovered ones, connected (its Talos and Kubernetes clients, its status now, any
-//! unfinished rollout journal), the `--plan`/`--yes` mode check and the rollout Lease other
-//! consoles hold; what provision, create and delete read (`Setup`) and write into.
+//! the discovered ones, connected (its Talos and Kubernetes clients, its status now), the
+//! `--plan`/`--yes` mode check and the rollout Lease other consoles hold; what provision,
+//! create and delete read (`Setup`) and write into. The rollout journal is the upgrade
+//! commands' own read, so a bad one stops only them.
 use std::path::PathBuf;
 
 use super::exit::{Stop, usage};
@@ -11,7 +12,6 @@ use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
-use crate::rollout::RolloutJournal;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{RolloutInProgress, RunOptions};
 
@@ -101,12 +101,11 @@ pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
     (paths, discovery)
 }
 
-/// The chosen cluster, connected: its observer, its status now and any unfinished journal.
+/// The chosen cluster, connected: its observer and its status now.
 pub(super) struct Connected {
     pub runtime: tokio::runtime::Runtime,
     pub observer: ClusterObserver,
     pub status: ClusterStatus,
-    pub journal: Option<RolloutJournal>,
 }
 
 /// The cluster `--context` names and what `read` makes of it over its observer, on a runtime
@@ -148,13 +147,10 @@ pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
     let runtime = super::command_runtime()?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
     let status = runtime.block_on(observer.status());
-    let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
-        .map_err(|e| usage(e.to_string()))?;
     Ok(Connected {
         runtime,
         observer,
         status,
-        journal,
     })
 }
 

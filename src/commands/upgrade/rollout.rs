@@ -77,6 +77,7 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         )));
     }
     let connected = connect(&chosen)?;
+    let journal = unfinished_journal(&chosen)?;
     connected
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
@@ -86,18 +87,27 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         }
         owner => {
             let capi_guard = capi_owned(owner.as_ref(), C::Kind::IN_PLACE);
-            run_connected(global, command, (chosen, connected), target, capi_guard)
+            let connected = (chosen, connected, journal);
+            run_connected(global, command, connected, target, capi_guard)
         }
     }
 }
 
+/// The chosen cluster's unfinished rollout journal, if a run left one; one that cannot be read
+/// is a usage error naming the file.
+fn unfinished_journal(chosen: &Chosen) -> Result<Option<RolloutJournal>, Stop> {
+    RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
+        .map_err(|e| usage(e.to_string()))
+}
+
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
-/// through the gate (printed, or approved and run), or the journal's run approved and resumed.
+/// through the gate (printed, or approved and run), or the journal's run approved and resumed
+/// (one its journal left paused goes on: no one here could resume it).
 /// `extra` is a guard the command adds (the CAPI refusal).
 fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
-    (chosen, connected): (Chosen, Connected),
+    (chosen, connected, journal): (Chosen, Connected, Option<RolloutJournal>),
     target: Version,
     extra: Option<Guard>,
 ) -> Result<ExitCode, Stop> {
@@ -106,7 +116,6 @@ fn run_connected<C: HeadlessUpgrade>(
         runtime,
         observer,
         status,
-        journal,
     } = connected;
     let cluster = &chosen.cluster;
     let wanted_target = C::Kind::version_text(&target);
@@ -126,12 +135,20 @@ fn run_connected<C: HeadlessUpgrade>(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let dispatcher = gate.dispatcher.clone();
     let handle = match journal {
-        Some(journal) if !flags.gate.plan => {
+        Some(mut journal) if !flags.gate.plan => {
             // The runner decides again when it starts; said here first, before any approval.
             claim_run(Some(&journal), flags.take_over.as_deref())
                 .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
             let approved = gate.confirm(action)?;
             resume_notice(C::Kind::WHAT, C::Kind::UNIT, &cluster.name, &journal);
+            // No one here can resume a held run: the operator's confirmation means "go on".
+            if std::mem::take(&mut journal.paused) {
+                eprintln!(
+                    "taloscope: the {} of {} was left paused; it resumes",
+                    C::Kind::WHAT,
+                    cluster.name
+                );
+            }
             let _entered = runtime.enter();
             resume_upgrade_with::<C::Kind>(
                 journal,
