@@ -130,17 +130,7 @@ pub(super) fn node_named<'s>(
     status: &'s ClusterStatus,
     wanted: &str,
 ) -> Result<&'s NodeStatus, Stop> {
-    match status.node(wanted) {
-        Some(n) if !n.address.is_empty() => Ok(n),
-        _ => {
-            let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
-            Err(usage(crate::printable::line(&format!(
-                "cluster {} has no node named {wanted:?}; its nodes: {}",
-                status.name,
-                names.join(", ")
-            ))))
-        }
-    }
+    status.node_named(wanted).map_err(usage)
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
