@@ -385,7 +385,14 @@ fn scale_planned(to: char) -> AppState {
         guards,
         view: ScaleView { tree, status },
     }));
-    let planned = ClusterPlanNews { cluster, read };
+    // The task the screen asked, answered.
+    let screen = s
+        .screens
+        .find::<ClusterPlanScreen>()
+        .expect("the plan screen");
+    let asked = screen.plan.as_ref().expect("a plan").plan.asked.clone();
+    let task = cluster_plan::ClusterPlanTask { cluster, asked };
+    let planned = ClusterPlanNews { task, read };
     let news = ScreenNews::new(cluster_plan::NAME, planned);
     update(&mut s, Action::Event(AppEvent::Screen(news)));
     s

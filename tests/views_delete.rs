@@ -12,7 +12,7 @@ use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::cluster_lifecycle::{DeletePlan, KnownVm, VmsKnownBy};
 use taloscope::operation::progress::ProgressEvent;
-use taloscope::views::cluster_plan::{ClusterPlanNews, NAME, Planned};
+use taloscope::views::cluster_plan::{Asked, ClusterPlanNews, ClusterPlanTask, NAME, Planned};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, press, screen_text_at};
 
@@ -74,7 +74,10 @@ fn delete_plan(plan: DeletePlan) -> AppState {
     event(
         &mut s,
         ClusterPlanNews {
-            cluster: "healthy".into(),
+            task: ClusterPlanTask {
+                cluster: "healthy".into(),
+                asked: Asked::Delete,
+            },
             read: Ok(Planned::Delete(plan, Vec::new())),
         },
     );

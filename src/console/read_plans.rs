@@ -32,14 +32,14 @@ pub(super) fn cluster_plan(
     task: ClusterPlanTask,
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
-    let cluster = task.cluster;
-    let read = match task.asked {
-        Asked::Delete => delete(console, cluster.clone()),
-        Asked::Scale { request, .. } => scale(console, cluster.clone(), request),
+    let cluster = task.cluster.clone();
+    let read = match &task.asked {
+        Asked::Delete => delete(console, cluster),
+        Asked::Scale { request, .. } => scale(console, cluster, request.clone()),
     };
     super::answer(app_tx, NAME, async move {
         let read = super::within(PLAN_BOUND, "the plan", read).await;
-        ClusterPlanNews { cluster, read }
+        ClusterPlanNews { task, read }
     });
 }
 

@@ -63,6 +63,14 @@ pub(crate) fn created_plan(cluster: &str) -> DeletePlan {
     }
 }
 
+/// The task asking for the delete plan of `cluster`.
+fn delete_of(cluster: String) -> ClusterPlanTask {
+    ClusterPlanTask {
+        cluster,
+        asked: Asked::Delete,
+    }
+}
+
 fn read(state: &mut AppState, news: ClusterPlanNews) -> Vec<Effect> {
     let news = ScreenNews::new(NAME, news);
     update(state, Action::Event(AppEvent::Screen(news)))
@@ -74,7 +82,7 @@ fn planned(state: &mut AppState, plan: DeletePlan) -> Vec<Effect> {
     read(
         state,
         ClusterPlanNews {
-            cluster,
+            task: delete_of(cluster),
             read: read_,
         },
     )
@@ -249,7 +257,7 @@ fn a_plan_that_cannot_be_read_says_why_and_refuses_start() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     key(&mut state, 'D');
     let failed = ClusterPlanNews {
-        cluster: "healthy".into(),
+        task: delete_of("healthy".into()),
         read: Err("taloscope.yaml: cluster \"healthy\" names no provider".into()),
     };
     read(&mut state, failed);

@@ -72,13 +72,6 @@ impl Planned {
             })),
         }
     }
-
-    fn answers(&self, asked: &Asked) -> bool {
-        matches!(
-            (self, asked),
-            (Planned::Delete(..), Asked::Delete) | (Planned::Scale(_), Asked::Scale { .. })
-        )
-    }
 }
 
 /// The screen's plan: what was asked, and the plan read (`None` until it came, why not when
@@ -146,10 +139,10 @@ pub struct ClusterPlanTask {
     pub asked: Asked,
 }
 
-/// What the console read for the screen.
+/// What the console read for the screen: the task it answers, and the plan read or why not.
 #[derive(Debug, Clone)]
 pub struct ClusterPlanNews {
-    pub cluster: String,
+    pub task: ClusterPlanTask,
     pub read: Result<Planned, String>,
 }
 

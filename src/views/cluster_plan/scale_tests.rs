@@ -195,10 +195,11 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     // The plan read: the same plan and guards the command makes.
     let read = prepared(&state, MachineRole::Worker, Some("workload-workers"), 3);
     let guards = read.guards.clone();
+    let task = scale_asked(&state);
     event(
         &mut state,
         ClusterPlanNews {
-            cluster: "healthy".into(),
+            task,
             read: Ok(Planned::Scale(read)),
         },
     );
@@ -291,6 +292,15 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     assert_eq!(state.screen, Screen::Module("capi"));
 }
 
+/// The task asking for the scale plan on screen, as the console answers it.
+fn scale_asked(state: &AppState) -> ClusterPlanTask {
+    let plan = holder(state);
+    ClusterPlanTask {
+        cluster: plan.cluster.clone(),
+        asked: plan.plan.asked.clone(),
+    }
+}
+
 /// The request a plan effect asks to read.
 fn requested(effects: &[Effect]) -> (MachineRole, Option<String>, u32) {
     let [Effect::Screen(task)] = effects else {
@@ -331,7 +341,7 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
         me: "",
     });
     let planned = ClusterPlanNews {
-        cluster: "healthy".into(),
+        task: scale_asked(&state),
         read: Ok(Planned::Scale(read)),
     };
     event(&mut state, planned);

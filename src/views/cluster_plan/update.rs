@@ -202,16 +202,14 @@ fn make_plan(screen: &mut ClusterPlanScreen) -> Step {
     Step::effects(vec![read])
 }
 
-/// A plan the console read, with its guards; ignored unless it is the plan on screen.
+/// A plan the console read, with its guards; ignored unless it answers the plan on screen
+/// (its cluster, and its kind: a delete or a scale).
 fn planned(screen: &mut ClusterPlanScreen, news: &ClusterPlanNews, shared: &Shared) -> bool {
     let Some(holder) = screen.plan.as_mut() else {
         return false;
     };
-    let answers = news
-        .read
-        .as_ref()
-        .map_or(true, |p| p.answers(&holder.plan.asked));
-    if news.cluster != holder.cluster || !answers {
+    let kind = std::mem::discriminant::<Asked>;
+    if news.task.cluster != holder.cluster || kind(&news.task.asked) != kind(&holder.plan.asked) {
         return false;
     }
     holder.plan.read = Some(news.read.clone());

@@ -54,15 +54,14 @@ impl RolloutPlan<Kubernetes> {
         self.made.as_ref().ok().map(count_key)
     }
 
-    /// A plan whose removed-API count still has to be asked for.
-    pub fn needs_count(&self) -> Option<&KubernetesUpgradePlan> {
+    /// The plan whose removed-API count still has to be asked for, marked as asked for, so it
+    /// is asked once per plan.
+    fn count_to_ask(&mut self) -> Option<KubernetesUpgradePlan> {
         let plan = self.made.as_ref().ok()?;
-        (self.counted_for.is_none() && self.removed_apis.is_none()).then_some(plan)
-    }
-
-    /// Marks the count as asked for, so it is asked once per plan.
-    pub fn counting(&mut self) {
+        let unasked = self.counted_for.is_none() && self.removed_apis.is_none();
+        let plan = unasked.then(|| plan.clone())?;
         self.settings.counted_for = self.wanted_count();
+        Some(plan)
     }
 
     /// The count arrived; kept only when it answers this plan.
@@ -227,11 +226,8 @@ impl PlanKind for Kubernetes {
 
     /// The removed-API count, when the plan has none yet (once per plan).
     fn asks(plan: &mut KubePlanScreen) -> Vec<Effect> {
-        let Some(wanted) = plan.needs_count().cloned() else {
-            return Vec::new();
-        };
-        plan.counting();
-        vec![Effect::Screen(ScreenTask::new(KUBE_PLAN, wanted))]
+        let wanted = plan.count_to_ask().into_iter();
+        (wanted.map(|w| Effect::Screen(ScreenTask::new(KUBE_PLAN, w)))).collect()
     }
 
     fn on_own_key(module: &mut RolloutPlanModule<Self>, key: KubeKey, shared: &Shared) -> Step {
