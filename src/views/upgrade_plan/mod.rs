@@ -85,9 +85,7 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        let cluster = shared
-            .current
-            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;
+        let cluster = shared.cluster_in_use()?;
         let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
         let live = live.ok_or_else(|| {
             Message::warn(format!(
