@@ -7,20 +7,25 @@
 //! command supplies its plan, guards and its part of the plan report ([`HeadlessUpgrade`]).
 //! Exit 0 / 1 / 2.
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::cli::{GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_if, nothing_to_do, usage};
-use crate::commands::gate::CommandGate;
+use crate::commands::gate::{CommandGate, on_signals};
 use crate::commands::plan_report::PlanText;
-use crate::commands::progress::print_events;
+use crate::commands::progress::{print_events, print_progress};
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, other_rollout};
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
-use crate::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepProgress};
+use crate::rollout::{
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutJournal, RolloutOutcome, StepPhase,
+    StepProgress,
+};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
@@ -185,6 +190,17 @@ fn run_connected<C: HeadlessUpgrade>(
             spawn_upgrade(run, tx)
         }
     };
+    // A signal asks the run to stop after the step under way with the rollout's own pause, its
+    // controls then gone: the run detaches before the next step, its journal kept for a resume.
+    let RolloutHandle { control, task } = handle;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    on_signals(&runtime, {
+        let cancelled = cancelled.clone();
+        move || {
+            cancelled.store(true, Ordering::SeqCst);
+            let _ = control.send(RolloutControl::Pause);
+        }
+    });
     // One line per step change, until the rollout ends; the runner audits how it ended.
     let (name, mut shown) = (cluster.name.clone(), Vec::<StepProgress>::new());
     let ended = runtime.block_on(async {
@@ -219,11 +235,55 @@ fn run_connected<C: HeadlessUpgrade>(
             | RolloutEvent::Paused { .. }
             | RolloutEvent::Resumed { .. } => None,
         });
-        let ended = handle.task.await;
+        let ended = task.await;
         let _ = printer.await;
         ended
     });
+    if cancelled.load(Ordering::SeqCst) {
+        let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &cluster.name);
+        if let Ok(Some(journal)) = journal.map(|j| j.filter(|j| j.paused)) {
+            let (data, line) = left_by_cancel(C::Kind::WHAT, C::Kind::UNIT, &journal);
+            print_progress(flags.gate.output, "cancelled", &data, &line);
+        }
+    }
     Ok(exit_if(!matches!(ended, Ok(RolloutOutcome::Completed))))
+}
+
+/// What a rollout a signal stopped leaves, from its journal: the steps done, the one that would
+/// be next, and that the same command resumes it (`unit` is "node" or "step").
+fn left_by_cancel(what: &str, unit: &str, journal: &RolloutJournal) -> (serde_json::Value, String) {
+    let name = |s: &StepProgress| match unit {
+        "node" => s.node.clone(),
+        _ => format!("{} {}", s.node, s.label).trim_end().to_string(),
+    };
+    let total = journal.steps.len();
+    let done: Vec<String> = journal
+        .steps
+        .iter()
+        .filter(|s| s.phase.is_final() && s.phase != StepPhase::Failed)
+        .map(name)
+        .collect();
+    let next = journal.summary().first_unfinished();
+    let mut line = format!(
+        "cancelled after the step under way: {} of {total} {unit}s done",
+        done.len()
+    );
+    if !done.is_empty() {
+        line.push_str(&format!(" ({})", done.join(", ")));
+    }
+    if let Some(i) = next {
+        let step = name(&journal.steps[i]);
+        line.push_str(&format!(
+            "; {unit} {} of {total} ({step}) would be next",
+            i + 1
+        ));
+    }
+    line.push_str(&format!(
+        "; its journal keeps the {what}: run the same command again to resume"
+    ));
+    let next = next.map(|i| name(&journal.steps[i]));
+    let data = serde_json::json!({"cluster": journal.cluster, "target": journal.target, "done": done, "next": next});
+    (data, line)
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
