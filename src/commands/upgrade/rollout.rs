@@ -337,3 +337,47 @@ fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal
         journal.steps.len()
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::RolloutKind;
+
+    #[test]
+    fn a_cancel_names_the_steps_done_and_the_next_one_with_its_label_when_the_unit_is_a_step() {
+        let mut steps = vec![
+            StepProgress::pending("cp-1", "kube-apiserver"),
+            StepProgress::pending("cp-1", "kubelet"),
+            StepProgress::pending("w-1", "kubelet"),
+        ];
+        steps[0].phase = StepPhase::Done;
+        steps[1].phase = StepPhase::Skipped;
+        let journal = RolloutJournal {
+            format: crate::rollout::journal::JOURNAL_FORMAT,
+            cluster: "prod".into(),
+            kind: RolloutKind::KubernetesUpgrade,
+            target: "1.35.0".into(),
+            holder: "alice@ops1".into(),
+            acks: vec![],
+            plan: serde_json::Value::Null,
+            options: serde_json::Value::Null,
+            steps,
+            paused: true,
+            outcome: None,
+            updated_unix: 1,
+        };
+        let (data, line) = left_by_cancel("Kubernetes upgrade", "step", &journal);
+        assert_eq!(
+            line,
+            "cancelled after the step under way: 2 of 3 steps done (cp-1 kube-apiserver, \
+             cp-1 kubelet); step 3 of 3 (w-1 kubelet) would be next; its journal keeps the \
+             Kubernetes upgrade: run the same command again to resume"
+        );
+        assert_eq!(data["next"], "w-1 kubelet");
+        assert_eq!(data["done"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            (&data["cluster"], &data["target"]),
+            (&"prod".into(), &"1.35.0".into())
+        );
+    }
+}
