@@ -5,7 +5,8 @@
 //! which audits how it ended; one progress line per step change on the one printer
 //! ("[2/5] cp-2: rebooting (phase kexec)", or a JSON line), the last with the outcome. Each
 //! command supplies its plan, guards and its part of the plan report ([`HeadlessUpgrade`]).
-//! Exit 0 / 1 / 2.
+//! A SIGINT stops the run after the step under way, its journal left for the same command to
+//! resume (the gate's signal rule). Exit 0 / 1 / 2.
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
