@@ -312,6 +312,13 @@ async fn sigint_stops_after_the_node_step_under_way_and_the_same_command_resumes
             && last.contains("run the same command again to resume"),
         "{seen:#?}"
     );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
+    assert!(
+        audit.contains(
+            "outcome=\"cancelled: stopped after the step under way, its journal kept to resume\""
+        ),
+        "{audit}"
+    );
     let journal = taloscope::rollout::RolloutJournal::load_unfinished(&fx.state_dir(), "healthy")
         .expect("readable")
         .expect("unfinished");

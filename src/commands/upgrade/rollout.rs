@@ -131,6 +131,7 @@ fn run_connected<C: HeadlessUpgrade>(
         ..CommandGate::new(global, &chosen.paths, &flags.gate)
     };
     let action = C::Kind::action(cluster.name.clone(), wanted_target.clone());
+    let audited = action.clone();
     let options = RunOptions {
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
         state_dir: Some(chosen.paths.state_dir.clone()),
@@ -244,6 +245,10 @@ fn run_connected<C: HeadlessUpgrade>(
         let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &cluster.name);
         if let Ok(Some(journal)) = journal.map(|j| j.filter(|j| j.paused)) {
             let (data, line) = left_by_cancel(C::Kind::WHAT, C::Kind::UNIT, &journal);
+            let left = "stopped after the step under way, its journal kept to resume";
+            if let Err(e) = gate.dispatcher.stopped(&audited, left) {
+                eprintln!("taloscope: {e}");
+            }
             print_progress(flags.gate.output, "cancelled", &data, &line);
         }
     }
