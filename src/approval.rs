@@ -612,6 +612,12 @@ impl Dispatcher {
         self.audit.record(&approved.action, outcome)
     }
 
+    /// Records that the operator stopped an approved action's run between two of its steps,
+    /// its journal kept for the same command to resume: `left` says what it leaves.
+    pub fn stopped(&self, action: &MutatingAction, left: &str) -> Result<(), AuditError> {
+        self.audit.record(action, &format!("cancelled: {left}"))
+    }
+
     /// Records that an action a run now gone had started never ended: `action` as that run's
     /// journal describes it.
     pub fn interrupted(&self, cluster: &str, action: &str) -> Result<(), AuditError> {

@@ -1,11 +1,16 @@
 //! `taloscope upgrade` as a process against the sim: --plan --output json on `healthy` shows
 //! every guard passing; a skipped minor and `cp2-down` are refused; read-only refuses; --yes
 //! --confirm upgrades every node one at a time; a killed run is resumed by the same command, also
-//! one its journal says was paused; a second run while the first lives is refused naming it, and
-//! resumes once the first is killed; a corrupt rollout journal stops the upgrade, naming the
+//! one its journal says was paused; a SIGINT stops the run after the node step under way, its
+//! journal left for the same command to resume; a second run while the first lives is refused
+//! naming it, and resumes once the first is killed; a corrupt rollout journal stops the upgrade, naming the
 //! file, and nothing else.
 mod upgrade_common;
 
+use std::process::Stdio;
+
+use taloscope::rollout::StepPhase;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use upgrade_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -226,6 +231,123 @@ async fn a_journal_saved_while_paused_is_resumed_by_yes_confirm_and_runs_to_the_
     let text = std::fs::read_to_string(&path).expect("the journal");
     let journal: serde_json::Value = serde_json::from_str(&text).expect("journal json");
     assert_eq!(journal["paused"], false, "no longer paused: {journal}");
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+/// SIGINT while the second node's step waits for the node: the step still ends (its wait
+/// included), the run stops before the third, says what it leaves and exits 1 as a cancelled
+/// gated run does; its journal stays unfinished, and the same command resumes it to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_after_the_node_step_under_way_and_the_same_command_resumes() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let nodes: Vec<String> = plan.steps.iter().map(|s| s.node.clone()).collect();
+    let state = fx.sim.state();
+    let cluster = state.cluster("healthy").expect("cluster");
+    // The second node stays down after its reboot: its step is under way when the signal comes.
+    cluster.set_never_returns(&nodes[1], true).expect("node");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let pid = child.id().expect("running").to_string();
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut seen = Vec::new();
+    tokio::time::timeout(LIMIT, async {
+        while let Some(line) = stdout.next_line().await.expect("read") {
+            let hit = without_time(&line).starts_with("[2/5]");
+            seen.push(line);
+            if hit {
+                return;
+            }
+        }
+        panic!("the run ended before step 2: {seen:#?}");
+    })
+    .await
+    .expect("step 2 starts within LIMIT");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let mut said = Vec::new();
+    tokio::time::timeout(LIMIT, async {
+        while let Some(line) = stderr.next_line().await.expect("read") {
+            let hit = line.contains("cancelling after the step under way");
+            said.push(line);
+            if hit {
+                return;
+            }
+        }
+        panic!("the run ended without taking the signal: {said:#?}");
+    })
+    .await
+    .expect("the signal is taken within LIMIT");
+    assert!(
+        said.iter()
+            .any(|l| l.contains("signal again to stop at once")),
+        "{said:#?}"
+    );
+    // The step under way goes on to its end once its node is back.
+    cluster.set_never_returns(&nodes[1], false).expect("node");
+    tokio::time::timeout(LIMIT, async {
+        while let Some(line) = stdout.next_line().await.expect("read") {
+            seen.push(line);
+        }
+        while let Some(line) = stderr.next_line().await.expect("read") {
+            said.push(line);
+        }
+    })
+    .await
+    .expect("the run ends within LIMIT");
+    let status = child.wait().await.expect("exit status");
+    assert_eq!(status.code(), Some(1), "{seen:#?}\n{said:#?}");
+    let last = without_time(seen.last().expect("a line"));
+    assert!(
+        last.starts_with("cancelled after the step under way: 2 of 5 nodes done")
+            && last.contains(&format!("({}, {})", nodes[0], nodes[1]))
+            && last.contains(&format!("node 3 of 5 ({}) would be next", nodes[2]))
+            && last.contains("run the same command again to resume"),
+        "{seen:#?}"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
+    assert!(
+        audit.contains(
+            "outcome=\"cancelled: stopped after the step under way, its journal kept to resume\""
+        ),
+        "{audit}"
+    );
+    let journal = taloscope::rollout::RolloutJournal::load_unfinished(&fx.state_dir(), "healthy")
+        .expect("readable")
+        .expect("unfinished");
+    let phases: Vec<StepPhase> = journal.steps.iter().map(|s| s.phase).collect();
+    assert_eq!(
+        phases,
+        [
+            StepPhase::Done,
+            StepPhase::Done,
+            StepPhase::Pending,
+            StepPhase::Pending,
+            StepPhase::Pending
+        ],
+        "{journal:?}"
+    );
+    for (i, node) in nodes.iter().enumerate() {
+        let calls = state.upgrade_calls("healthy", node);
+        assert_eq!(
+            calls,
+            usize::from(i < 2),
+            "{node}: nothing past the step under way"
+        );
+    }
+
+    resume_to_the_end(&fx).await;
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+        assert_eq!(state.upgrade_calls("healthy", &node), 1, "{node}");
+    }
     assert_control_planes_one_at_a_time(&fx, "healthy");
 }
 

@@ -2,9 +2,13 @@
 //! on a Talos 1.12 cluster; a skipped minor and a target Talos does not run are refused;
 //! `removed-api` shows its counts and is refused until --ack; on `healthy` the OS upgrade first,
 //! then the Kubernetes upgrade, and `taloscope status --output json` agrees; a killed run is
-//! resumed by the same command.
+//! resumed by the same command, and so is one a SIGINT stopped after the step under way.
 mod upgrade_common;
 
+use std::process::Stdio;
+
+use taloscope::rollout::StepPhase;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use upgrade_common::*;
 
 const ACK: &str = "objects in removed API versions become unreadable";
@@ -210,6 +214,99 @@ async fn a_killed_run_is_resumed_by_the_same_command() {
             k.static_pods
                 .iter()
                 .all(|p| p.version == "v1.35.0" && p.ready)
+        );
+    }
+}
+
+/// SIGINT as the first step begins: the run stops after the step under way (a batch's steps
+/// all end), says what it leaves and exits 1; its journal stays unfinished with nothing begun
+/// past the steps done, and the same command resumes it to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_after_the_step_under_way_and_the_same_command_resumes() {
+    let fx = start(builtin("healthy-112")).await;
+    let args = confirmed("1.35.0", "healthy-112");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let pid = child.id().expect("running").to_string();
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let (mut seen, mut said) = (Vec::new(), Vec::new());
+    tokio::time::timeout(LIMIT, async {
+        while let Some(line) = stdout.next_line().await.expect("read") {
+            let hit = without_time(&line).starts_with("[1/31]");
+            seen.push(line);
+            if hit {
+                return;
+            }
+        }
+        panic!("the run ended before its first step: {seen:#?}");
+    })
+    .await
+    .expect("the first step starts within LIMIT");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    tokio::time::timeout(LIMIT, async {
+        while let Some(line) = stdout.next_line().await.expect("read") {
+            seen.push(line);
+        }
+        while let Some(line) = stderr.next_line().await.expect("read") {
+            said.push(line);
+        }
+    })
+    .await
+    .expect("the run ends within LIMIT");
+    let status = child.wait().await.expect("exit status");
+    assert_eq!(status.code(), Some(1), "{seen:#?}\n{said:#?}");
+    assert!(
+        said.iter()
+            .any(|l| l.contains("cancelling after the step under way")),
+        "{said:#?}"
+    );
+    let last = without_time(seen.last().expect("a line"));
+    assert!(
+        last.starts_with("cancelled after the step under way: ")
+            && last.contains(" of 31 steps done")
+            && last.contains("would be next")
+            && last.contains("run the same command again to resume"),
+        "{seen:#?}"
+    );
+    let journal =
+        taloscope::rollout::RolloutJournal::load_unfinished(&fx.state_dir(), "healthy-112")
+            .expect("readable")
+            .expect("unfinished");
+    let done = journal
+        .steps
+        .iter()
+        .take_while(|s| s.phase == StepPhase::Done)
+        .count();
+    assert!(
+        (1..31).contains(&done)
+            && journal.steps[done..]
+                .iter()
+                .all(|s| s.phase == StepPhase::Pending),
+        "the steps done, then nothing begun: {journal:?}"
+    );
+
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
+    cmd.args(args);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the Kubernetes upgrade of healthy-112"),
+        "{stderr}"
+    );
+    let state = fx.sim.state();
+    let cluster = state.cluster("healthy-112").expect("cluster");
+    for n in cluster.nodes() {
+        assert_eq!(
+            n.status().kubernetes.kubelet.version,
+            "v1.35.0",
+            "{}",
+            n.name()
         );
     }
 }

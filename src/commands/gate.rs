@@ -262,8 +262,18 @@ impl<'a> CommandGate<'a> {
 /// stops after the step under way, saying what it leaves; a second one ends the process at
 /// once (exit 130), and the run's journal reports it interrupted on the next start.
 fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
-    use tokio::signal::unix::{SignalKind, signal};
     let (set, cancel) = CancelSignal::new();
+    on_signals(runtime, move || {
+        set.send_replace(true);
+    });
+    cancel
+}
+
+/// The signal rule of every approved headless run: the first SIGINT or SIGTERM calls `stop`,
+/// which asks the run to stop after the step under way (said on stderr); a second one ends the
+/// process at once (exit 130).
+pub(super) fn on_signals(runtime: &tokio::runtime::Runtime, stop: impl FnOnce() + Send + 'static) {
+    use tokio::signal::unix::{SignalKind, signal};
     // Listening before the run starts: from here on a signal reaches the run, not the default
     // handler.
     let _entered = runtime.enter();
@@ -271,7 +281,7 @@ fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
     ) else {
-        return cancel;
+        return;
     };
     runtime.spawn(async move {
         tokio::select! {
@@ -279,14 +289,13 @@ fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
             _ = terminate.recv() => {}
         }
         eprintln!("taloscope: cancelling after the step under way (signal again to stop at once)");
-        set.send_replace(true);
+        stop();
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
         std::process::exit(130);
     });
-    cancel
 }
 
 /// How a run ended: the `--yes --output json` contract, its subject's fields beside

@@ -5,22 +5,28 @@
 //! which audits how it ended; one progress line per step change on the one printer
 //! ("[2/5] cp-2: rebooting (phase kexec)", or a JSON line), the last with the outcome. Each
 //! command supplies its plan, guards and its part of the plan report ([`HeadlessUpgrade`]).
-//! Exit 0 / 1 / 2.
+//! A SIGINT stops the run after the step under way, its journal left for the same command to
+//! resume (the gate's signal rule). Exit 0 / 1 / 2.
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::cli::{GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_if, nothing_to_do, usage};
-use crate::commands::gate::CommandGate;
+use crate::commands::gate::{CommandGate, on_signals};
 use crate::commands::plan_report::PlanText;
-use crate::commands::progress::print_events;
+use crate::commands::progress::{print_events, print_progress};
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect, other_rollout};
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
-use crate::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepProgress};
+use crate::rollout::{
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutJournal, RolloutOutcome, StepPhase,
+    StepProgress,
+};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
@@ -125,6 +131,7 @@ fn run_connected<C: HeadlessUpgrade>(
         ..CommandGate::new(global, &chosen.paths, &flags.gate)
     };
     let action = C::Kind::action(cluster.name.clone(), wanted_target.clone());
+    let audited = action.clone();
     let options = RunOptions {
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
         state_dir: Some(chosen.paths.state_dir.clone()),
@@ -185,6 +192,17 @@ fn run_connected<C: HeadlessUpgrade>(
             spawn_upgrade(run, tx)
         }
     };
+    // A signal asks the run to stop after the step under way with the rollout's own pause, its
+    // controls then gone: the run detaches before the next step, its journal kept for a resume.
+    let RolloutHandle { control, task } = handle;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    on_signals(&runtime, {
+        let cancelled = cancelled.clone();
+        move || {
+            cancelled.store(true, Ordering::SeqCst);
+            let _ = control.send(RolloutControl::Pause);
+        }
+    });
     // One line per step change, until the rollout ends; the runner audits how it ended.
     let (name, mut shown) = (cluster.name.clone(), Vec::<StepProgress>::new());
     let ended = runtime.block_on(async {
@@ -219,11 +237,59 @@ fn run_connected<C: HeadlessUpgrade>(
             | RolloutEvent::Paused { .. }
             | RolloutEvent::Resumed { .. } => None,
         });
-        let ended = handle.task.await;
+        let ended = task.await;
         let _ = printer.await;
         ended
     });
+    if cancelled.load(Ordering::SeqCst) {
+        let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &cluster.name);
+        if let Ok(Some(journal)) = journal.map(|j| j.filter(|j| j.paused)) {
+            let (data, line) = left_by_cancel(C::Kind::WHAT, C::Kind::UNIT, &journal);
+            let left = "stopped after the step under way, its journal kept to resume";
+            if let Err(e) = gate.dispatcher.stopped(&audited, left) {
+                eprintln!("taloscope: {e}");
+            }
+            print_progress(flags.gate.output, "cancelled", &data, &line);
+        }
+    }
     Ok(exit_if(!matches!(ended, Ok(RolloutOutcome::Completed))))
+}
+
+/// What a rollout a signal stopped leaves, from its journal: the steps done, the one that would
+/// be next, and that the same command resumes it (`unit` is "node" or "step").
+fn left_by_cancel(what: &str, unit: &str, journal: &RolloutJournal) -> (serde_json::Value, String) {
+    let name = |s: &StepProgress| match unit {
+        "node" => s.node.clone(),
+        _ => format!("{} {}", s.node, s.label).trim_end().to_string(),
+    };
+    let total = journal.steps.len();
+    let done: Vec<String> = journal
+        .steps
+        .iter()
+        .filter(|s| s.phase.is_final() && s.phase != StepPhase::Failed)
+        .map(name)
+        .collect();
+    let next = journal.summary().first_unfinished();
+    let mut line = format!(
+        "cancelled after the step under way: {} of {total} {unit}s done",
+        done.len()
+    );
+    if !done.is_empty() {
+        line.push_str(&format!(" ({})", done.join(", ")));
+    }
+    if let Some(i) = next {
+        let step = name(&journal.steps[i]);
+        line.push_str(&format!(
+            "; {unit} {} of {total} ({step}) would be next",
+            i + 1
+        ));
+    }
+    line.push_str(&format!(
+        "; its journal keeps the {what}: run the same command again to resume"
+    ));
+    let next = next.map(|i| name(&journal.steps[i]));
+    let data = serde_json::json!({"cluster": journal.cluster, "target": journal.target, "done": done, "next": next});
+    (data, line)
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
@@ -276,4 +342,48 @@ fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal
         journal.target,
         journal.steps.len()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::RolloutKind;
+
+    #[test]
+    fn a_cancel_names_the_steps_done_and_the_next_one_with_its_label_when_the_unit_is_a_step() {
+        let mut steps = vec![
+            StepProgress::pending("cp-1", "kube-apiserver"),
+            StepProgress::pending("cp-1", "kubelet"),
+            StepProgress::pending("w-1", "kubelet"),
+        ];
+        steps[0].phase = StepPhase::Done;
+        steps[1].phase = StepPhase::Skipped;
+        let journal = RolloutJournal {
+            format: crate::rollout::journal::JOURNAL_FORMAT,
+            cluster: "prod".into(),
+            kind: RolloutKind::KubernetesUpgrade,
+            target: "1.35.0".into(),
+            holder: "alice@ops1".into(),
+            acks: vec![],
+            plan: serde_json::Value::Null,
+            options: serde_json::Value::Null,
+            steps,
+            paused: true,
+            outcome: None,
+            updated_unix: 1,
+        };
+        let (data, line) = left_by_cancel("Kubernetes upgrade", "step", &journal);
+        assert_eq!(
+            line,
+            "cancelled after the step under way: 2 of 3 steps done (cp-1 kube-apiserver, \
+             cp-1 kubelet); step 3 of 3 (w-1 kubelet) would be next; its journal keeps the \
+             Kubernetes upgrade: run the same command again to resume"
+        );
+        assert_eq!(data["next"], "w-1 kubelet");
+        assert_eq!(data["done"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            (&data["cluster"], &data["target"]),
+            (&"prod".into(), &"1.35.0".into())
+        );
+    }
 }
