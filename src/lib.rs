@@ -30,7 +30,8 @@
 //!   form the create and provision wizards share in `form`, and the wizards on the one plan
 //!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes); what the screens
 //!   of one node's reading (config, resources) hold alike in `node_read`. The screen modules (`actions`,
-//!   `capi`, `certs`, `create`, `health`, `logs`, `progress`: the one progress screen of any
+//!   `capi`, `certs`, `config` and its patch wizard (`config-patch`, a plan screen of its own that
+//!   the config screen's `p` opens), `create`, `health`, `logs`, `progress`: the one progress screen of any
 //!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
@@ -45,7 +46,8 @@
 //!   (`Action`), the pure update step (`update_*`, above the state), the `:`
 //!   line (each command parsed into the `Action` a key gives), and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
-//!   footer and `?` are generated from them); what every plan screen holds
+//!   footer and `?` are generated from them); each console table described once, as data
+//!   (`rows`: `TableKind::spec`, its columns, rows, sort, title); what every plan screen holds
 //!   and does alike (`plan_screen`'s `PlanHolder` and `PlanGuards`: the guards
 //!   worst first, the selected one, the typed acknowledgements; the one gate's
 //!   keys are the one plan screen's, `views::plan`); the action menu a selection offers (its screen
