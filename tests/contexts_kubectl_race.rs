@@ -2,7 +2,9 @@
 //! `kubectl config set-context` beside 100 merges and removals of a cluster's contexts. Both
 //! take `<file>.lock` exclusively (client-go tools/clientcmd/loader.go; taloscope before it
 //! reads), and a writer that finds it taken fails and tries again. Afterwards every kubectl
-//! context is there, and every removal found the entries its merge wrote unchanged.
+//! context is there, and every removal found the entries its merge wrote unchanged or gone (a
+//! `set-context` that loaded the file before a merge deletes the merge's entries: client-go's
+//! ModifyConfig, tools/clientcmd/config.go, deletes what its stale config lacks).
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
@@ -95,10 +97,18 @@ fn kubectl_and_taloscope_never_lose_each_others_updates() {
         });
         let merged = written.merged.expect("the entries merged");
         let removed = retried("remove", || remove_merged(&merged, 5, SystemTime::now()));
+        // An entry may be gone: client-go's ModifyConfig (tools/clientcmd/config.go) reads the
+        // file again under the lock and deletes every entry of it that the config kubectl
+        // loaded *before* the lock lacks ("then from old to new for deletions"), so a
+        // set-context that loaded the file before this merge takes the merge's entries out. An
+        // entry changed is never kubectl's doing here: the removal must find each one as its
+        // merge wrote it, or not at all.
+        let changed: Vec<&String> = (removed.left.iter())
+            .filter(|left| !left.contains(": no longer in "))
+            .collect();
         assert!(
-            removed.left.is_empty(),
-            "round {round}: a merged entry was lost or changed: {:?}",
-            removed.left
+            changed.is_empty(),
+            "round {round}: a merged entry was changed: {changed:?}"
         );
         last = Some(merged);
     }
