@@ -7,10 +7,7 @@
 //! file, and nothing else.
 mod upgrade_common;
 
-use std::process::Stdio;
-
 use taloscope::rollout::StepPhase;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use upgrade_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,44 +244,12 @@ async fn sigint_stops_after_the_node_step_under_way_and_the_same_command_resumes
     // The second node stays down after its reboot: its step is under way when the signal comes.
     cluster.set_never_returns(&nodes[1], true).expect("node");
     let mut cmd = fx.taloscope("healthy", "upgrade");
-    cmd.args(confirmed("v1.12.0", "healthy"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    let pid = child.id().expect("running").to_string();
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = Vec::new();
-    tokio::time::timeout(LIMIT, async {
-        while let Some(line) = stdout.next_line().await.expect("read") {
-            let hit = without_time(&line).starts_with("[2/5]");
-            seen.push(line);
-            if hit {
-                return;
-            }
-        }
-        panic!("the run ended before step 2: {seen:#?}");
-    })
-    .await
-    .expect("step 2 starts within LIMIT");
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let mut said = Vec::new();
-    tokio::time::timeout(LIMIT, async {
-        while let Some(line) = stderr.next_line().await.expect("read") {
-            let hit = line.contains("cancelling after the step under way");
-            said.push(line);
-            if hit {
-                return;
-            }
-        }
-        panic!("the run ended without taking the signal: {said:#?}");
-    })
-    .await
-    .expect("the signal is taken within LIMIT");
+    cmd.args(confirmed("v1.12.0", "healthy"));
+    let mut run = Watched::spawn(cmd);
+    run.until_step("[2/5]").await;
+    run.interrupt();
+    run.until_said("cancelling after the step under way").await;
+    let said = &run.said;
     assert!(
         said.iter()
             .any(|l| l.contains("signal again to stop at once")),
@@ -292,18 +257,9 @@ async fn sigint_stops_after_the_node_step_under_way_and_the_same_command_resumes
     );
     // The step under way goes on to its end once its node is back.
     cluster.set_never_returns(&nodes[1], false).expect("node");
-    tokio::time::timeout(LIMIT, async {
-        while let Some(line) = stdout.next_line().await.expect("read") {
-            seen.push(line);
-        }
-        while let Some(line) = stderr.next_line().await.expect("read") {
-            said.push(line);
-        }
-    })
-    .await
-    .expect("the run ends within LIMIT");
-    let status = child.wait().await.expect("exit status");
-    assert_eq!(status.code(), Some(1), "{seen:#?}\n{said:#?}");
+    let code = run.end().await;
+    let (seen, said) = (&run.seen, &run.said);
+    assert_eq!(code, Some(1), "{seen:#?}\n{said:#?}");
     let last = without_time(seen.last().expect("a line"));
     assert!(
         last.starts_with("cancelled after the step under way: 2 of 5 nodes done")

@@ -5,10 +5,7 @@
 //! resumed by the same command, and so is one a SIGINT stopped after the step under way.
 mod upgrade_common;
 
-use std::process::Stdio;
-
 use taloscope::rollout::StepPhase;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use upgrade_common::*;
 
 const ACK: &str = "objects in removed API versions become unreadable";
@@ -226,41 +223,13 @@ async fn sigint_stops_after_the_step_under_way_and_the_same_command_resumes() {
     let fx = start(builtin("healthy-112")).await;
     let args = confirmed("1.35.0", "healthy-112");
     let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
-    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    let pid = child.id().expect("running").to_string();
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let (mut seen, mut said) = (Vec::new(), Vec::new());
-    tokio::time::timeout(LIMIT, async {
-        while let Some(line) = stdout.next_line().await.expect("read") {
-            let hit = without_time(&line).starts_with("[1/31]");
-            seen.push(line);
-            if hit {
-                return;
-            }
-        }
-        panic!("the run ended before its first step: {seen:#?}");
-    })
-    .await
-    .expect("the first step starts within LIMIT");
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    tokio::time::timeout(LIMIT, async {
-        while let Some(line) = stdout.next_line().await.expect("read") {
-            seen.push(line);
-        }
-        while let Some(line) = stderr.next_line().await.expect("read") {
-            said.push(line);
-        }
-    })
-    .await
-    .expect("the run ends within LIMIT");
-    let status = child.wait().await.expect("exit status");
-    assert_eq!(status.code(), Some(1), "{seen:#?}\n{said:#?}");
+    cmd.args(args);
+    let mut run = Watched::spawn(cmd);
+    run.until_step("[1/31]").await;
+    run.interrupt();
+    let code = run.end().await;
+    let (seen, said) = (&run.seen, &run.said);
+    assert_eq!(code, Some(1), "{seen:#?}\n{said:#?}");
     assert!(
         said.iter()
             .any(|l| l.contains("cancelling after the step under way")),

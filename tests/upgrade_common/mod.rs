@@ -18,8 +18,9 @@ use taloscope::upgrade::observe::ClusterObserver;
 use taloscope::upgrade::{RolloutHandle, RunOptions, UpgradeOptions, UpgradePlan};
 use taloscope::versions::Version;
 use taloscope_sim::{Scenario, SimFleet, SimOptions};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::Command;
+use tokio::process::{ChildStderr, ChildStdout};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Simulated seconds per real second: a 24 s reboot takes about 0.12 s.
@@ -319,8 +320,6 @@ pub async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
     )
 }
 
-/// Spawns a `taloscope` process and reads its stdout (bounded) up to and including the first
-/// line starting with `stop`; returns the child, still running, and the lines read.
 /// A progress line without the local time it starts with ("15:20:57 [2/5] ..."),
 /// which must be there.
 pub fn without_time(line: &str) -> &str {
@@ -332,6 +331,8 @@ pub fn without_time(line: &str) -> &str {
     rest
 }
 
+/// Spawns a `taloscope` process and reads its stdout (bounded) up to and including the first
+/// line starting with `stop`; returns the child, still running, and the lines read.
 pub async fn run_until_line(mut cmd: Command, stop: &str) -> (tokio::process::Child, Vec<String>) {
     cmd.stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = cmd.spawn().expect("spawn");
@@ -438,5 +439,95 @@ pub async fn settled_machines(fx: &Fixture) -> Vec<serde_json::Value> {
             "capi settles: {machines:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A `taloscope` process whose stdout and stderr the test reads a line at a time, each wait
+/// bounded by [`LIMIT`]; the lines read so far (`seen` from stdout, `said` from stderr) are
+/// kept for the test's assertions and messages.
+pub struct Watched {
+    pub child: tokio::process::Child,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr: Lines<BufReader<ChildStderr>>,
+    pub seen: Vec<String>,
+    pub said: Vec<String>,
+}
+
+impl Watched {
+    pub fn spawn(mut cmd: Command) -> Watched {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let (seen, said) = (Vec::new(), Vec::new());
+        Watched {
+            child,
+            stdout,
+            stderr,
+            seen,
+            said,
+        }
+    }
+
+    /// Reads stdout up to and including the first progress line starting with `step` once its
+    /// time is left out ("[2/5]").
+    pub async fn until_step(&mut self, step: &str) {
+        let (lines, seen) = (&mut self.stdout, &mut self.seen);
+        tokio::time::timeout(LIMIT, async {
+            while let Some(line) = lines.next_line().await.expect("read") {
+                let hit = without_time(&line).starts_with(step);
+                seen.push(line);
+                if hit {
+                    return;
+                }
+            }
+            panic!("the run ended before {step}: {seen:#?}");
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no {step} within {LIMIT:?}"));
+    }
+
+    /// Reads stderr up to and including the first line holding `text`.
+    pub async fn until_said(&mut self, text: &str) {
+        let (lines, said) = (&mut self.stderr, &mut self.said);
+        tokio::time::timeout(LIMIT, async {
+            while let Some(line) = lines.next_line().await.expect("read") {
+                let hit = line.contains(text);
+                said.push(line);
+                if hit {
+                    return;
+                }
+            }
+            panic!("the run ended without saying {text:?}: {said:#?}");
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{text:?} not said within {LIMIT:?}"));
+    }
+
+    /// Sends the process a SIGINT, as Ctrl-C in its terminal would.
+    pub fn interrupt(&self) {
+        let pid = self.child.id().expect("running").to_string();
+        let kill = std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .expect("kill");
+        assert!(kill.success());
+    }
+
+    /// Reads both streams to their end and waits for the process: its exit code.
+    pub async fn end(&mut self) -> Option<i32> {
+        let (seen, said) = (&mut self.seen, &mut self.said);
+        let (stdout, stderr) = (&mut self.stdout, &mut self.stderr);
+        tokio::time::timeout(LIMIT, async {
+            while let Some(line) = stdout.next_line().await.expect("read") {
+                seen.push(line);
+            }
+            while let Some(line) = stderr.next_line().await.expect("read") {
+                said.push(line);
+            }
+        })
+        .await
+        .expect("the run ends within LIMIT");
+        self.child.wait().await.expect("exit status").code()
     }
 }
