@@ -198,20 +198,17 @@ pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
     discovery
 }
 
-/// The first state: `--context` puts that cluster in use; otherwise the
-/// cluster of the current talos (or kube) context is selected.
+/// The first state: `--context` puts the cluster it means in use (`Discovery::select`, the
+/// rule `load_discovery` chose its context by); otherwise the cluster of the current talos
+/// (or kube) context is selected.
 pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
     let current_talos = discovery.current_talos_context.clone();
     let current_kube = discovery.current_kube_context.clone();
+    let chosen = (global.context.as_deref()).and_then(|name| discovery.select(name));
     let mut state = AppState::new(discovery, global.readonly).with_screens(crate::views::screens());
     state.demo_fleet = global.console.demo_fleet;
     if let Some(name) = &global.context {
-        let by_context = state
-            .clusters
-            .iter()
-            .find(|c| c.with_context(name).is_some())
-            .map(|c| c.name.clone());
-        match by_context {
+        match chosen.map(|c| c.name) {
             Some(cluster) => {
                 state.use_cluster(&cluster);
                 state.screen = Screen::Cluster(Pane::Nodes);
@@ -300,5 +297,20 @@ mod tests {
         let state = initial_state(discovery(), &global);
         assert_eq!(state.current, None);
         assert!(state.message.is_some_and(|m| m.text.contains("nope")));
+    }
+
+    #[test]
+    fn a_cluster_named_as_another_clusters_context_is_the_one_in_use_as_discovery_chose() {
+        // Cluster "a" reaches its API through a context named "b"; a cluster is named "b".
+        let mut discovery = discovery();
+        (discovery.clusters[0].kube.as_mut()).expect("kube").name = "b".into();
+        let global = GlobalArgs {
+            context: Some("b".into()),
+            ..GlobalArgs::default()
+        };
+        let chosen = discovery.use_context("b");
+        let state = initial_state(discovery, &global);
+        assert_eq!(chosen.as_deref(), Some("b"));
+        assert_eq!(state.current.as_deref(), Some("b"));
     }
 }
