@@ -126,15 +126,23 @@ pub enum MenuOffer {
     PerService,
 }
 
+/// What the action menu knows of the node it offers operations on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OfferedOn {
+    /// Whether its Kubernetes node is cordoned (`None`: it has none, or none is known).
+    pub cordoned: Option<bool>,
+    /// Whether it runs an etcd member (the etcd member list names it).
+    pub etcd_member: bool,
+}
+
 impl MenuOffer {
-    /// Whether the menu offers it on a node whose Kubernetes node is `cordoned` (`None`: it
-    /// has none, or none is known).
-    pub fn offered(self, cordoned: Option<bool>) -> bool {
+    /// Whether the menu offers it on the node `on` describes.
+    pub fn offered(self, on: OfferedOn) -> bool {
         match self {
             MenuOffer::Always => true,
-            MenuOffer::Schedulable => cordoned == Some(false),
-            MenuOffer::Cordoned => cordoned == Some(true),
-            MenuOffer::KubeNode => cordoned.is_some(),
+            MenuOffer::Schedulable => on.cordoned == Some(false),
+            MenuOffer::Cordoned => on.cordoned == Some(true),
+            MenuOffer::KubeNode => on.cordoned.is_some(),
             MenuOffer::PerService => false,
         }
     }
