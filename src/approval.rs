@@ -108,6 +108,9 @@ pub enum NodeOperation {
     /// Boot the previously installed Talos (the bootloader's other entry), as
     /// `talosctl rollback` does.
     Rollback,
+    /// Take the node's etcd member out of the cluster, as `talosctl etcd leave` does: Talos
+    /// removes the member, stops etcd and wipes its data; the node joins again when it boots.
+    EtcdLeave,
     /// Restart one Talos service (`kubelet`).
     ServiceRestart(String),
 }
@@ -122,19 +125,30 @@ pub enum MenuOffer {
     Cordoned,
     /// When it has a Kubernetes node.
     KubeNode,
+    /// When it runs an etcd member.
+    EtcdMember,
     /// Once per service Talos restarts through its API.
     PerService,
 }
 
+/// What the action menu knows of the node it offers operations on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OfferedOn {
+    /// Whether its Kubernetes node is cordoned (`None`: it has none, or none is known).
+    pub cordoned: Option<bool>,
+    /// Whether it runs an etcd member (the etcd member list names it).
+    pub etcd_member: bool,
+}
+
 impl MenuOffer {
-    /// Whether the menu offers it on a node whose Kubernetes node is `cordoned` (`None`: it
-    /// has none, or none is known).
-    pub fn offered(self, cordoned: Option<bool>) -> bool {
+    /// Whether the menu offers it on the node `on` describes.
+    pub fn offered(self, on: OfferedOn) -> bool {
         match self {
             MenuOffer::Always => true,
-            MenuOffer::Schedulable => cordoned == Some(false),
-            MenuOffer::Cordoned => cordoned == Some(true),
-            MenuOffer::KubeNode => cordoned.is_some(),
+            MenuOffer::Schedulable => on.cordoned == Some(false),
+            MenuOffer::Cordoned => on.cordoned == Some(true),
+            MenuOffer::KubeNode => on.cordoned.is_some(),
+            MenuOffer::EtcdMember => on.etcd_member,
             MenuOffer::PerService => false,
         }
     }
@@ -166,13 +180,14 @@ pub struct NodeFacts {
 impl NodeOperation {
     /// The operations that name nothing but their node, in the order the action menu and
     /// `taloscope node` list them.
-    pub const ON_NODE: [NodeOperation; 6] = [
+    pub const ON_NODE: [NodeOperation; 7] = [
         NodeOperation::Reboot,
         NodeOperation::Shutdown,
         NodeOperation::Cordon,
         NodeOperation::Uncordon,
         NodeOperation::Drain,
         NodeOperation::Rollback,
+        NodeOperation::EtcdLeave,
     ];
 
     pub fn facts(&self) -> NodeFacts {
@@ -235,6 +250,14 @@ impl NodeOperation {
                 admin_only: true,
                 ..plain
             },
+            // machined.go: EtcdLeaveCluster is os:admin's alone.
+            NodeOperation::EtcdLeave => NodeFacts {
+                cli_verb: "etcd-leave",
+                about: "Take the node's etcd member out of the cluster (Talos's EtcdLeaveCluster): its etcd stops and its data is wiped; the node joins etcd again when it next boots",
+                menu: MenuOffer::EtcdMember,
+                admin_only: true,
+                ..plain
+            },
             // `taloscope service restart SERVICE`: it names a service besides its node.
             NodeOperation::ServiceRestart(_) => NodeFacts {
                 menu: MenuOffer::PerService,
@@ -253,6 +276,7 @@ impl NodeOperation {
             NodeOperation::Uncordon => "uncordon".into(),
             NodeOperation::Drain => "drain".into(),
             NodeOperation::Rollback => "roll back".into(),
+            NodeOperation::EtcdLeave => "etcd leave".into(),
             NodeOperation::ServiceRestart(service) => format!("restart service {service} on"),
         }
     }
@@ -276,6 +300,12 @@ impl NodeOperation {
                 "cordon and drain {node}, boot its previously installed Talos (Talos refuses a \
                  node never upgraded, which stays cordoned), follow it until it is back (booted \
                  again, running, ready, Kubernetes Ready, etcd healthy), uncordon"
+            ),
+            NodeOperation::EtcdLeave => format!(
+                "take {node}'s etcd member out of the cluster (Talos removes it, stops etcd on \
+                 {node} and wipes its data), wait until the member list no longer has it and \
+                 etcd on {node} has stopped; {node} runs no etcd until it next boots, when it \
+                 joins again as a new member"
             ),
             NodeOperation::ServiceRestart(service) => {
                 format!("restart {service} on {node}, wait until it runs healthy again")

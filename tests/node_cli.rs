@@ -3,8 +3,10 @@
 //! quorum guard; a disruption budget with no room fails the drain guard and one with room lets
 //! the drain evict; a kubelet restart waits for it to run healthy again; a shutdown leaves the
 //! node off; a SIGINT while a reboot waits cancels it, saying the node stays cordoned; a rollback
-//! boots the install before the last upgrade, and a node never upgraded refuses it; and every
-//! action is refused, with an audit line, read-only and as a reader.
+//! boots the install before the last upgrade, and a node never upgraded refuses it; an etcd
+//! leave takes a control plane's member out (a worker has none to take out, and a member whose
+//! going loses quorum is refused) and the node joins again when it reboots; and every action
+//! is refused, with an audit line, read-only and as a reader.
 mod upgrade_common;
 
 use taloscope::kube::Eviction;
@@ -149,13 +151,14 @@ async fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() {
     let fx = start(builtin("healthy")).await;
-    let actions: [&[&str]; 7] = [
+    let actions: [&[&str]; 8] = [
         &["node", "reboot"],
         &["node", "shutdown"],
         &["node", "cordon"],
         &["node", "uncordon"],
         &["node", "drain"],
         &["node", "rollback"],
+        &["node", "etcd-leave"],
         &["service", "restart", "kubelet"],
     ];
     for action in actions {
@@ -179,6 +182,7 @@ async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() 
         "uncordon",
         "drain",
         "roll back",
+        "etcd leave",
         "restart service kubelet on",
     ] {
         let about = format!("action=\"{verb} node w-1\"");
@@ -538,4 +542,79 @@ async fn rollback_boots_the_install_before_the_last_upgrade_and_a_node_never_upg
         audit.contains("action=\"roll back node w-1\" outcome=\"succeeded\""),
         "{audit}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_leave_takes_the_member_out_and_the_node_joins_again_when_it_reboots() {
+    let fx = start(builtin("healthy")).await;
+    let hostnames = |status: &taloscope::fleet::ClusterStatus| -> Vec<String> {
+        let mut names: Vec<String> = (status.etcd.members.iter())
+            .map(|m| m.hostname.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        hostnames(&fx.status("healthy").await),
+        ["cp-1", "cp-2", "cp-3"]
+    );
+    // A worker runs no member: there is nothing to leave.
+    let plan = blocked_plan(&fx, "healthy", &["node", "etcd-leave"], "w-1").await;
+    assert_fails(&plan, "wait_can_finish", &["w-1 runs no etcd member"]);
+    let plan = node_cmd(&fx, "healthy", &["node", "etcd-leave"], "cp-3", &["--plan"]);
+    let (code, stdout, _) = output(plan).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("ETCD LEAVE node cp-3 in healthy"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 of 2 members left healthy"), "{stdout}");
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "etcd-leave"], "cp-3", &[], 0).await;
+    assert_eq!(calls(&fx, "MachineService.EtcdLeaveCluster"), ["cp-3"]);
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("etcd stopped; cp-3 joins etcd again when it next boots"),
+        "{stdout}"
+    );
+    let status = fx.status("healthy").await;
+    assert_eq!(hostnames(&status), ["cp-1", "cp-2"]);
+    let cp3 = address(&fx, "cp-3").await;
+    let etcd = (fx
+        .talos("healthy")
+        .service_list(&cp3)
+        .await
+        .expect("services"))
+    .into_iter()
+    .find(|s| s.id == "etcd")
+    .expect("etcd listed");
+    assert_eq!(etcd.state, "Finished", "{etcd:?}");
+    // cp-3 runs no member now: the menu and the command have nothing more to take out.
+    let plan = blocked_plan(&fx, "healthy", &["node", "etcd-leave"], "cp-3").await;
+    assert_fails(&plan, "wait_can_finish", &["cp-3 runs no etcd member"]);
+    // A reboot starts etcd on its emptied data directory: cp-3 joins as a member again.
+    run_confirmed(&fx, "healthy", &["node", "reboot"], "cp-3", &[], 0).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while hostnames(&fx.status("healthy").await).len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "cp-3 never joined etcd again"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        hostnames(&fx.status("healthy").await),
+        ["cp-1", "cp-2", "cp-3"]
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    assert!(
+        audit.contains("action=\"etcd leave node cp-3\" outcome=\"succeeded\""),
+        "{audit}"
+    );
+
+    // On cp2-down only cp-3 answers besides cp-1: cp-1's going would leave one of two.
+    let fx = start(builtin("cp2-down")).await;
+    let plan = blocked_plan(&fx, "cp2-down", &["node", "etcd-leave"], "cp-1").await;
+    assert_fails(&plan, "etcd_quorum", &["removing cp-1 loses quorum"]);
+    assert!(fx.sim.state().mutating_calls().is_empty());
 }

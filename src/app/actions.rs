@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::approval::{EtcdAction, NodeOperation};
 use crate::capi_doctor::{Finding, findings_of};
 use crate::cluster_config::ContextFiles;
-use crate::fleet::{FleetModel, NodeStatus};
+use crate::fleet::{ClusterStatus, FleetModel, NodeStatus};
 use crate::operation::OperationKind;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::rollout::RolloutSummary;
@@ -64,16 +64,21 @@ pub struct ActionMenu {
     pub selected: usize,
 }
 
-/// The node actions the menu offers for `node` (`node_actions::offered`); a node that is not
-/// a member is offered only its removal from the talosconfig, when the talosconfig names it.
-pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice> {
+/// The node actions the menu offers for `node` of `status` (`node_actions::offered`); a node
+/// that is not a member is offered only its removal from the talosconfig, when the
+/// talosconfig names it.
+pub fn node_choices(
+    status: &ClusterStatus,
+    node: &NodeStatus,
+    services: &[String],
+) -> Vec<ActionChoice> {
     if node.not_a_member {
         return match node.source {
             crate::fleet::NodeSource::Talosconfig => vec![ActionChoice::Forget],
             _ => Vec::new(),
         };
     }
-    let offered = crate::node_actions::offered(node.cordoned, services);
+    let offered = crate::node_actions::offered(status, node, services);
     offered.into_iter().map(ActionChoice::Node).collect()
 }
 

@@ -51,15 +51,15 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
     let address = super::update_panes::detail_node_key(state)
         .ok_or_else(|| format!("no node of {cluster} selected"))?;
     let live = state.fleet.cluster(&cluster);
-    let node = live
-        .and_then(|l| l.status.node(&address))
+    let (status, node) = live
+        .and_then(|l| Some((&l.status, l.status.node(&address)?)))
         .ok_or_else(|| format!("no status for {address} yet"))?;
     // Node detail lists the node's services: each one Talos restarts is offered.
     let services: Vec<String> = match (state.screen, live.and_then(|l| l.services.get(&address))) {
         (Screen::NodeDetail, Some((Ok(list), _))) => list.iter().map(|s| s.id.clone()).collect(),
         _ => Vec::new(),
     };
-    let mut items = node_choices(node, &services);
+    let mut items = node_choices(status, node, &services);
     let left_behind = state
         .actions
         .left_cordoned

@@ -7,13 +7,14 @@ use serde::Serialize;
 use super::diagnose::{Finding, Fix, diagnose, stopped_evidence};
 use crate::approval::MutatingAction;
 use crate::capi::{ClusterTree, MachineRole};
-use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards, quorum_without};
+use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
 use crate::node_actions::{NodeActionPlan, NodeOperation};
 use crate::rollout::LeaseReading;
 use crate::talos::Roles;
 use crate::upgrade::guards::no_other_rollout_read;
+use crate::upgrade::quorum_without;
 
 /// Deleting the Machine a control-plane rollout is stuck on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

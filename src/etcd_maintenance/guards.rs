@@ -5,14 +5,13 @@
 use super::plan::{EtcdCall, EtcdPlan, MemberSpace, QUOTA_BYTES};
 use super::snapshot_file::{SnapshotTarget, check_target};
 use crate::approval::EtcdAction;
-use crate::fleet::collect::is_alarm_report;
-use crate::fleet::{ClusterStatus, EtcdMemberReport, Quorum};
+use crate::fleet::{ClusterStatus, EtcdMemberReport};
 use crate::guards::{Guard, GuardId, Verdict};
 use crate::printable::{self, bytes_text};
 use crate::rollout::LeaseReading;
 use crate::talos::{MachineStage, Roles};
 use crate::upgrade::guards::{
-    leader_verdict, lease_guard, member_name, role_guard, unhealthy_members,
+    leader_verdict, lease_guard, member_name, quorum_without, role_guard, unhealthy_members,
 };
 
 /// Every guard of the plan, in [`GuardId::ETCD`] order; `lease` is what the cluster's rollout
@@ -72,23 +71,13 @@ fn role(action: EtcdAction, roles: &Roles) -> Guard {
     role_guard(id, roles, allowed, &refusal)
 }
 
-/// A member that answers: healthy, or unhealthy only by its own alarm. A disarm and its
-/// defragments repair the alarm, and an alarmed member still answers, votes and streams a
-/// snapshot, so the alarm does not stop them.
-fn answers(m: &EtcdMemberReport) -> bool {
-    m.healthy
-        || (m.db_size.is_some()
-            && !m.errors.is_empty()
-            && m.errors.iter().all(|e| is_alarm_report(e)))
-}
-
 fn all_healthy(status: &ClusterStatus) -> Guard {
     let id = GuardId::EtcdHealthy;
     let members = &status.etcd.members;
     if members.is_empty() {
         return Guard::fail(id, "no etcd members reported");
     }
-    let failing: Vec<EtcdMemberReport> = members.iter().filter(|m| !answers(m)).cloned().collect();
+    let failing: Vec<EtcdMemberReport> = members.iter().filter(|m| !m.answers()).cloned().collect();
     if let Some(guard) = unhealthy_members(id, &failing) {
         return guard;
     }
@@ -209,7 +198,7 @@ fn member_healthy(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
     };
     let member = status.etcd.members.iter().find(|m| m.hostname == step.node);
     match member {
-        Some(m) if answers(m) => Guard::pass(id, format!("{} answers", member_name(m))),
+        Some(m) if m.answers() => Guard::pass(id, format!("{} answers", member_name(m))),
         Some(m) => unhealthy_members(id, std::slice::from_ref(m))
             .unwrap_or_else(|| Guard::fail(id, format!("{} unhealthy", member_name(m)))),
         None => Guard::fail(id, format!("{} is not an etcd member", step.node)),
@@ -246,7 +235,7 @@ fn leader(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
         .etcd
         .members
         .iter()
-        .filter(|m| m.hostname != step.node && answers(m) && !m.is_learner)
+        .filter(|m| m.hostname != step.node && m.answers() && !m.is_learner)
         .count();
     match status.etcd.leader() {
         Some(l) if l.hostname == step.node && others > 0 => Guard::pass(
@@ -319,25 +308,4 @@ fn quorum_after_removal(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
         return Guard::fail(GuardId::EtcdQuorum, "no member to remove");
     };
     quorum_without(status, member_id, hostname)
-}
-
-/// Whether etcd keeps its quorum once the member `member_id` (of `hostname`) is gone: removed
-/// by id, or gone with its Machine (the CAPI doctor's fix).
-pub fn quorum_without(status: &ClusterStatus, member_id: &str, hostname: &str) -> Guard {
-    let id = GuardId::EtcdQuorum;
-    let left = status
-        .etcd
-        .members
-        .iter()
-        .filter(|m| m.id != member_id && !m.is_learner);
-    let q = Quorum::of_members(left.map(|m| (false, answers(m))));
-    let counts = format!(
-        "{} of {} members left healthy, {} needed",
-        q.healthy, q.members, q.needed
-    );
-    if q.has_quorum() {
-        Guard::pass(id, format!("without {hostname}: {counts}"))
-    } else {
-        Guard::fail(id, format!("removing {hostname} loses quorum: {counts}"))
-    }
 }

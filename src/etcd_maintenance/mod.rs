@@ -6,7 +6,7 @@ mod plan;
 mod run;
 mod snapshot_file;
 
-pub use guards::{plan_guards, quorum_without};
+pub use guards::plan_guards;
 pub use plan::{
     EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MemberSpace, PlanError, QUOTA_BYTES, member_space,
     offered,

@@ -4,6 +4,7 @@
 //! shapes are fixed; etcd member ids are 16-digit hex strings like talosctl's).
 use serde::{Deserialize, Serialize};
 
+use super::collect::is_alarm_report;
 use super::quorum::Quorum;
 use crate::printable::line as printable;
 use crate::rollout::{LeaseReading, RolloutInProgress, RolloutKind};
@@ -346,6 +347,18 @@ pub struct EtcdMemberReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raft_index: Option<u64>,
     pub errors: Vec<String>,
+}
+
+impl EtcdMemberReport {
+    /// A member that answers: healthy, or unhealthy only by its own alarm. A disarm and its
+    /// defragments repair the alarm, and an alarmed member still answers, votes and streams a
+    /// snapshot, so the alarm does not stop them.
+    pub fn answers(&self) -> bool {
+        self.healthy
+            || (self.db_size.is_some()
+                && !self.errors.is_empty()
+                && self.errors.iter().all(|e| is_alarm_report(e)))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

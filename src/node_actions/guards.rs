@@ -1,7 +1,7 @@
 //! The guards of a node action, pure over the status and what the survey read: the client
 //! role, no rollout holding the cluster's Lease, etcd quorum without this member (the
-//! upgrade's own check), the node's workloads drainable under their disruption budgets, and a
-//! service Talos restarts through its API.
+//! upgrade's own check), the node's workloads drainable under their disruption budgets, a
+//! service Talos restarts through its API, and a member that may leave etcd.
 use super::{NodeActionPlan, NodeOperation, NodeSurvey, NodeWorkloads};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
@@ -10,7 +10,7 @@ use crate::rollout::LeaseReading;
 use crate::talos::{Roles, ServiceStatus};
 use crate::upgrade::guards::{lease_guard, role_guard};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::quorum_after_losing;
+use crate::upgrade::{quorum_after_losing, quorum_without};
 
 /// Services Talos restarts through its API besides extensions (`ext-*`): services/kubelet.go
 /// is the only built-in `APIRestartableService`.
@@ -57,7 +57,28 @@ pub fn action_guards(
     if let NodeOperation::ServiceRestart(service) = &plan.operation {
         guards.push(restartable(&plan.node, service, survey.services.as_ref()));
     }
+    if plan.operation == NodeOperation::EtcdLeave {
+        guards.extend(leave_guards(plan, status));
+    }
     guards
+}
+
+/// An etcd leave's guards: the node runs a member to take out (the run waits until the member
+/// list no longer has it, which it never would without one), and etcd keeps its quorum
+/// without it: etcd's strict reconfiguration check (server/etcdserver/server.go
+/// `mayRemoveMember`) refuses the removal otherwise, as for `taloscope etcd remove-member`.
+fn leave_guards(plan: &NodeActionPlan, status: &ClusterStatus) -> Vec<Guard> {
+    let (id, node) = (GuardId::WaitCanFinish, &plan.node);
+    let Some(member) = &plan.etcd_member else {
+        let why = format!(
+            "{node} runs no etcd member (the member list does not name it): there is nothing to leave"
+        );
+        return vec![Guard::fail(id, why)];
+    };
+    let done = format!(
+        "done when the member list no longer has {node}'s member {member} and etcd on {node} has stopped"
+    );
+    vec![Guard::pass(id, done), quorum_without(status, member, node)]
 }
 
 /// The acknowledgement of a reboot whose node's etcd member is unhealthy for another reason
@@ -395,6 +416,61 @@ mod tests {
             [GuardId::NodeActionRole, GuardId::NoOtherRollout]
         );
         assert_eq!(ids(NodeOperation::Rollback), ids(NodeOperation::Reboot));
+        // w-1 runs no member: nothing to leave, and no quorum to count.
+        assert_eq!(
+            ids(NodeOperation::EtcdLeave),
+            [
+                GuardId::NodeActionRole,
+                GuardId::NoOtherRollout,
+                GuardId::WaitCanFinish
+            ]
+        );
+    }
+
+    #[test]
+    fn an_etcd_leave_needs_a_member_to_take_out_and_the_quorum_left_without_it() {
+        use crate::fleet::EtcdMemberReport;
+        let member = |id: &str, hostname: &str, healthy: bool| EtcdMemberReport {
+            id: id.into(),
+            hostname: hostname.into(),
+            healthy,
+            ..Default::default()
+        };
+        let mut leave = plan(NodeOperation::EtcdLeave);
+        let mut status = ClusterStatus::default();
+        let guards = leave_guards(&leave, &status);
+        assert!(
+            guards[0].blocks(&[]) && guards[0].reason.contains("w-1 runs no etcd member"),
+            "{guards:?}"
+        );
+        leave.node = "cp-1".into();
+        leave.etcd_member = Some("aa".into());
+        status.etcd.members = vec![member("aa", "cp-1", true), member("bb", "cp-2", true)];
+        // Two members: the one left is a quorum of one, as etcd's own check allows.
+        let guards = leave_guards(&leave, &status);
+        assert!(guards.iter().all(|g| !g.blocks(&[])), "{guards:?}");
+        assert!(guards[0].reason.contains("member aa"), "{guards:?}");
+        status.etcd.members[1].healthy = false;
+        let guards = leave_guards(&leave, &status);
+        assert_eq!(guards[1].id, GuardId::EtcdQuorum);
+        assert!(
+            guards[1].blocks(&[]) && guards[1].reason.contains("removing cp-1 loses quorum"),
+            "{guards:?}"
+        );
+        // The only member may never leave: etcd would have no member at all.
+        status.etcd.members.truncate(1);
+        assert!(leave_guards(&leave, &status)[1].blocks(&[]));
+        let g = action_guards(
+            &leave,
+            &status,
+            &Roles(vec![Role::Operator]),
+            &Ok(None),
+            &NodeSurvey::default(),
+        );
+        assert!(
+            g[0].blocks(&[]) && g[0].reason.contains("os:admin only"),
+            "{g:?}"
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use crate::approval::NodeOperation;
-use crate::fleet::{ClusterStatus, NodeRole};
+use crate::approval::OfferedOn;
+use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::kube::{DisruptionBudget, DrainOptions, NodePod, match_talos_node};
 use crate::talos::ServiceStatus;
 use crate::upgrade::observe::ClusterObserver;
@@ -184,13 +185,21 @@ impl NodeSurvey {
     }
 }
 
-/// The actions offered on a node, only those whose subject exists (each one's `MenuOffer`:
-/// cordon when its Kubernetes node is schedulable (`cordoned` says whether it is not),
-/// uncordon when it is cordoned, drain when it has one); then a restart of each of
-/// `services` Talos restarts through its API (node detail lists them).
-pub fn offered(cordoned: Option<bool>, services: &[String]) -> Vec<NodeOperation> {
+/// The actions offered on `node` of `status`, only those whose subject exists (each one's
+/// `MenuOffer`: cordon when its Kubernetes node is schedulable, uncordon when it is cordoned,
+/// drain when it has one); then a restart of each of `services` Talos restarts through its
+/// API (node detail lists them).
+pub fn offered(
+    status: &ClusterStatus,
+    node: &NodeStatus,
+    services: &[String],
+) -> Vec<NodeOperation> {
+    let on = OfferedOn {
+        cordoned: node.cordoned,
+        etcd_member: status.etcd_member_of(node).is_some(),
+    };
     let mut offered: Vec<NodeOperation> = (NodeOperation::ON_NODE.into_iter())
-        .filter(|op| op.facts().menu.offered(cordoned))
+        .filter(|op| op.facts().menu.offered(on))
         .collect();
     offered.extend(
         (services.iter())

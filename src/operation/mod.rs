@@ -44,6 +44,8 @@ pub enum OperationKind {
     NodeDrain,
     /// The node's previously installed Talos booted (Talos's Rollback).
     NodeRollback,
+    /// The node's etcd member taken out of the cluster (Talos's EtcdLeaveCluster).
+    NodeEtcdLeave,
     ServiceRestart,
     EtcdDisarm,
     EtcdDefragment,
@@ -75,7 +77,7 @@ pub enum CancelRule {
 }
 
 impl OperationKind {
-    pub const ALL: [OperationKind; 23] = [
+    pub const ALL: [OperationKind; 24] = [
         OperationKind::TalosUpgrade,
         OperationKind::KubernetesUpgrade,
         OperationKind::CapiUpgrade,
@@ -85,6 +87,7 @@ impl OperationKind {
         OperationKind::NodeUncordon,
         OperationKind::NodeDrain,
         OperationKind::NodeRollback,
+        OperationKind::NodeEtcdLeave,
         OperationKind::ServiceRestart,
         OperationKind::EtcdDisarm,
         OperationKind::EtcdDefragment,
@@ -114,6 +117,7 @@ impl OperationKind {
                 NodeOperation::Uncordon => OperationKind::NodeUncordon,
                 NodeOperation::Drain => OperationKind::NodeDrain,
                 NodeOperation::Rollback => OperationKind::NodeRollback,
+                NodeOperation::EtcdLeave => OperationKind::NodeEtcdLeave,
                 NodeOperation::ServiceRestart(_) => OperationKind::ServiceRestart,
             },
             MutatingAction::Etcd { action, .. } => match action {
@@ -184,6 +188,7 @@ impl OperationKind {
             | K::NodeUncordon
             | K::NodeDrain
             | K::NodeRollback
+            | K::NodeEtcdLeave
             | K::ServiceRestart => facts(ACTIONS, AfterStep, by::<node::NodeAction>()),
             K::EtcdDisarm
             | K::EtcdDefragment

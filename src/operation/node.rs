@@ -1,11 +1,12 @@
-//! A node action (reboot, shutdown, cordon, uncordon, drain, rollback, service restart) as an
-//! operation: a reboot, rollback or shutdown cordons and drains its Kubernetes node first (as
+//! A node action (reboot, shutdown, cordon, uncordon, drain, rollback, etcd leave, service
+//! restart) as an operation: a reboot, rollback or shutdown cordons and drains its Kubernetes node first (as
 //! the upgrade does), then requests the change and follows the node until it is done (a reboot
 //! or rollback until it is back: booted again, running, ready, Kubernetes Ready, its etcd
 //! member healthy; a shutdown until it stops answering), then uncordons what it cordoned.
 //! Talos's reboot and shutdown follow `cmd/talosctl/cmd/talos/reboot.go` / `shutdown.go` (the
-//! boot id read before, compared after), its rollback `rollback.go`; the drain follows
-//! kubectl's (`kube::drain`).
+//! boot id read before, compared after), its rollback `rollback.go`, its etcd leave
+//! `etcd.go` (`etcd leave`, followed until the member list no longer has the member and etcd
+//! on the node has stopped); the drain follows kubectl's (`kube::drain`).
 use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
 use crate::guards::Guard;
@@ -155,6 +156,7 @@ impl NodeAction {
             }
             NodeOperation::Drain => Err(format!("a drain of {node} has no call of its own").into()),
             NodeOperation::Rollback => self.rollback(step).await,
+            NodeOperation::EtcdLeave => self.leave_etcd(step).await,
             NodeOperation::ServiceRestart(service) => self.restart_service(&service, step).await,
         }
     }
@@ -192,6 +194,48 @@ impl NodeAction {
             "{}: back on Talos {after} (was {before}), running and ready",
             self.name()
         ))
+    }
+
+    /// Talos's EtcdLeaveCluster, then followed until the member list (the cluster's status,
+    /// which the other members answer) no longer has the node's member and the node says its
+    /// etcd service has stopped (`Finished`, as Talos's `Stop` leaves it).
+    async fn leave_etcd(&self, step: &StepContext<'_>) -> Result<String, StepError> {
+        let (node, address) = (self.name(), &self.plan.address);
+        let Some(member) = &self.plan.etcd_member else {
+            return Err(format!("{node} runs no etcd member: there is nothing to leave").into());
+        };
+        let talos = &self.observer.talos;
+        talos
+            .etcd_leave_cluster(address)
+            .await
+            .map_err(|e| e.to_string())?;
+        step.say(format!("{node}: etcd member {member} leaving"));
+        let mut last = String::new();
+        loop {
+            step.wait(self.options.poll_interval, "the member to be gone")
+                .await?;
+            let status = self.observer.status().await;
+            let members = &status.etcd.members;
+            let gone = !members.is_empty() && members.iter().all(|m| &m.id != member);
+            let etcd = match talos.service_list(address).await {
+                Ok(list) => (list.into_iter().find(|s| s.id == "etcd")).map(|s| s.state),
+                Err(e) => Some(format!("unknown ({e})")),
+            };
+            let now = match (gone, etcd.as_deref()) {
+                (true, Some("Finished") | None) => {
+                    return Ok(format!(
+                        "{node}: member {member} gone, etcd stopped; {node} joins etcd again when it next boots"
+                    ));
+                }
+                (true, Some(state)) => format!("member gone, etcd {state}"),
+                (false, _) if members.is_empty() => "the member list could not be read".into(),
+                (false, _) => format!("member {member} still listed"),
+            };
+            if now != last {
+                step.say(format!("{node}: leaving etcd: {now}"));
+                last = now;
+            }
+        }
     }
 
     /// The boot id the drain read, or read now.

@@ -37,6 +37,7 @@ fn every_action() -> Vec<MutatingAction> {
         node(NodeOperation::Uncordon),
         node(NodeOperation::Drain),
         node(NodeOperation::Rollback),
+        node(NodeOperation::EtcdLeave),
         node(NodeOperation::ServiceRestart("kubelet".into())),
         etcd(EtcdAction::Disarm),
         etcd(EtcdAction::Defragment),

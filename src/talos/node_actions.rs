@@ -1,5 +1,6 @@
-//! The node actions of `machine.MachineService` beyond reboot: `Shutdown`, `Rollback` and
-//! `ServiceRestart` (api/machine/machine.proto), one request to one node, one typed answer.
+//! The node actions of `machine.MachineService` beyond reboot: `Shutdown`, `Rollback`,
+//! `EtcdLeaveCluster` and `ServiceRestart` (api/machine/machine.proto), one request to one
+//! node, one typed answer.
 use super::calls::{machine, to_status};
 use super::client::{Retry, TalosClient, node_message};
 use super::error::TalosError;
@@ -38,6 +39,25 @@ impl TalosClient {
                 let req = pb::RollbackRequest {};
                 machine(ch)
                     .rollback(self.request(node, CALL, req, t).map_err(to_status)?)
+                    .await
+            })
+            .await?;
+        node_message(node, CALL, resp.messages, |m| m.metadata.as_ref())?;
+        Ok(())
+    }
+
+    /// Takes the node's etcd member out of the cluster: Talos removes it (retrying while the
+    /// cluster is unhealthy), stops etcd on the node and wipes its data directory
+    /// (v1alpha1_server.go `EtcdLeaveCluster`, internal/pkg/etcd/etcd.go `LeaveCluster`;
+    /// talosctl `etcd leave`). A worker refuses, and so does a node that runs no member.
+    pub async fn etcd_leave_cluster(&self, node: &str) -> Result<(), TalosError> {
+        const CALL: &str = "EtcdLeaveCluster";
+        let t = Some(self.options().call_timeout);
+        let resp = self
+            .call(node, CALL, Retry::OnlyIfNotSent, |ch| async move {
+                let req = pb::EtcdLeaveClusterRequest {};
+                machine(ch)
+                    .etcd_leave_cluster(self.request(node, CALL, req, t).map_err(to_status)?)
                     .await
             })
             .await?;

@@ -66,6 +66,28 @@ pub fn step_guards(plan: &UpgradePlan, step_index: usize, status: &ClusterStatus
     guards
 }
 
+/// Whether etcd keeps its quorum once the member `member_id` (of `hostname`) is gone: removed
+/// by id, by its node leaving the cluster, or gone with its Machine (the CAPI doctor's fix);
+/// a member unhealthy only by its own alarm still votes ([`EtcdMemberReport::answers`]).
+pub fn quorum_without(status: &ClusterStatus, member_id: &str, hostname: &str) -> Guard {
+    let id = GuardId::EtcdQuorum;
+    let left = status
+        .etcd
+        .members
+        .iter()
+        .filter(|m| m.id != member_id && !m.is_learner);
+    let q = Quorum::of_members(left.map(|m| (false, m.answers())));
+    let counts = format!(
+        "{} of {} members left healthy, {} needed",
+        q.healthy, q.members, q.needed
+    );
+    if q.has_quorum() {
+        Guard::pass(id, format!("without {hostname}: {counts}"))
+    } else {
+        Guard::fail(id, format!("removing {hostname} loses quorum: {counts}"))
+    }
+}
+
 /// Whether etcd keeps quorum while `node` is down. Passes for nodes that are not voting
 /// members; a lone member is a warning needing [`SINGLE_CONTROL_PLANE_ACK`].
 pub fn quorum_after_losing(status: &ClusterStatus, node: &str) -> Guard {

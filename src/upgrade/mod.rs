@@ -23,7 +23,7 @@ pub(crate) mod fixtures;
 pub use crate::rollout::RolloutHandle;
 pub use guards::{
     Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, blocking, plan_guards,
-    quorum_after_losing, step_guards,
+    quorum_after_losing, quorum_without, step_guards,
 };
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,

@@ -70,6 +70,9 @@ pub struct NodeStatus {
     pub boot_id: String,
     /// The etcd service was stopped and nothing started it again (etcd_service).
     pub etcd_stopped: bool,
+    /// /var/lib/etcd was emptied by the member leaving the cluster (EtcdLeaveCluster): its
+    /// next boot joins etcd as a new member.
+    pub etcd_data_wiped: bool,
 }
 
 /// One simulated machine: its scenario spec, published status and private runtime parts.
@@ -486,6 +489,7 @@ pub(crate) fn new_node(
         boot: 0,
         boot_id: String::new(),
         etcd_stopped: false,
+        etcd_data_wiped: false,
     });
     SimNode {
         spec: spec.clone(),

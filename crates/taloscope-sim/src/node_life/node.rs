@@ -400,5 +400,23 @@ async fn reboot(
     // A forming cluster's node is ready again only once its kubelet had registered.
     let ready = cluster.kubelet_registered(node.node_index);
     finish_boot_as(&core, &node, ready);
+    join_etcd_if_wiped(&core, &cluster, &node);
     cluster.elect_if_leaderless();
+}
+
+/// A control plane whose member left the cluster (EtcdLeaveCluster emptied /var/lib/etcd)
+/// joins etcd again as it boots: etcd's PreFunc finds no data and adds the node to the
+/// cluster, as a learner promoted once it caught up (siderolabs/talos
+/// internal/app/machined/pkg/system/services/etcd.go `argsForControlPlane`, `addMember`,
+/// `promoteMember`). The sim keeps the node's member id; a real join gets a new one.
+fn join_etcd_if_wiped(core: &Core, cluster: &ClusterState, node: &SimNode) {
+    if !node.status().etcd_data_wiped {
+        return;
+    }
+    core.fleet.update(node, |s| s.etcd_data_wiped = false);
+    let mut etcd = cluster.etcd_lock();
+    if node.role() == NodeRole::ControlPlane && !etcd.members.contains(&node.node_index) {
+        etcd.members.push(node.node_index);
+        etcd.raft_index += 3;
+    }
 }

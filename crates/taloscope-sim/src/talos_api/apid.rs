@@ -317,6 +317,7 @@ replies!(
     m::EtcdAlarmDisarm,
     m::EtcdDefragment,
     m::EtcdRemoveMemberById,
+    m::EtcdLeaveCluster,
 );
 // Cluster creation.
 replies!(m::Bootstrap);

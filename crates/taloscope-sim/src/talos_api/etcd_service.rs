@@ -54,6 +54,16 @@ impl FleetState {
     }
 }
 
+/// What `LeaveCluster` does on the node once its member is removed (internal/pkg/etcd/etcd.go):
+/// `system.Services(nil).Stop(ctx, "etcd")`, then the contents of /var/lib/etcd removed, so
+/// its next boot starts etcd with no data and it joins as a new member.
+pub(crate) fn leave_stops_etcd(core: &crate::model::core::Core, t: &Target) {
+    let (cluster, node) = (t.cluster.name(), t.node.name());
+    if core.fleet.set_etcd_stopped(cluster, node, true).is_ok() {
+        core.fleet.update(&t.node, |s| s.etcd_data_wiped = true);
+    }
+}
+
 /// Whether `node`'s etcd service is stopped.
 pub(crate) fn stopped(node: &SimNode) -> bool {
     node.status.borrow().etcd_stopped

@@ -18,7 +18,7 @@ use super::image_pull;
 use super::machine_changes::{image_pull_one, locked, reboot_sequence, rollback, upgrade};
 pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
-    alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
+    alarm_disarm, alarm_list, defragment, etcd_status, forfeit, leave, member_list, remove_member,
 };
 use super::machine_reads;
 use super::service_restart::restart_service;
@@ -575,6 +575,29 @@ impl MachineService for MachineApi {
             |t, body| {
                 let answer = remove_member(&t, body.member_id)?;
                 record(core, &t, "MachineService.EtcdRemoveMemberByID");
+                Ok(answer)
+            }
+        )
+    }
+
+    /// After the member is removed, `LeaveCluster` stops etcd on the node and wipes
+    /// /var/lib/etcd: the node runs no etcd until it boots again, and then joins as a new
+    /// member (node_life's reboot).
+    async fn etcd_leave_cluster(
+        &self,
+        request: Request<EtcdLeaveClusterRequest>,
+    ) -> Result<Response<EtcdLeaveClusterResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdLeaveCluster",
+            Role::Admin,
+            EtcdLeaveClusterResponse,
+            |t| {
+                let answer = leave(&t)?;
+                etcd_service::leave_stops_etcd(core, &t);
+                record(core, &t, "MachineService.EtcdLeaveCluster");
                 Ok(answer)
             }
         )

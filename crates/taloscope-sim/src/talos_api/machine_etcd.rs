@@ -1,6 +1,7 @@
 //! etcd as a simulated control plane answers `machine.MachineService` about it: the member
-//! list, member status, alarms and forfeiting leadership, with Talos's rule that only control
-//! planes serve them, and the server-side etcd check of the legacy Upgrade.
+//! list, member status, alarms, forfeiting leadership and leaving the cluster, with Talos's
+//! rule that only control planes serve them, and the server-side etcd check of the legacy
+//! Upgrade.
 use tonic::Status;
 
 use super::apid::Target;
@@ -301,4 +302,20 @@ pub(super) fn remove_member(t: &Target, member_id: u64) -> Result<EtcdRemoveMemb
     drop(etcd);
     t.cluster.elect_if_leaderless();
     Ok(EtcdRemoveMemberById { metadata: None })
+}
+
+/// `EtcdLeaveCluster` as upstream serves it (v1alpha1_server.go `EtcdLeaveCluster`, and
+/// internal/pkg/etcd/etcd.go `LeaveCluster`, v1.10 to v1.13): control planes only; the node's
+/// own member (`GetLocalMemberID`) removed by id under etcd's strict reconfiguration check, as
+/// `remove_member` (upstream retries an unhealthy cluster for five minutes; the sim answers
+/// the error that retry ends with). The caller then stops etcd on the node and wipes its data
+/// (`leave_stops_etcd`).
+pub(super) fn leave(t: &Target) -> Result<EtcdLeaveCluster, Status> {
+    control_plane_only(t, "etcd leave")?;
+    member_of(t)?;
+    remove_member(t, t.node.etcd_member_id()).map_err(|e| {
+        let why = e.message().trim_start_matches("failed to remove member: ");
+        Status::new(e.code(), format!("failed to leave cluster: {why}"))
+    })?;
+    Ok(EtcdLeaveCluster { metadata: None })
 }
