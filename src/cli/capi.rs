@@ -2,7 +2,7 @@
 //! config files after the subcommand, as every headless command does.
 use clap::{Args, Subcommand};
 
-use super::{GateArgs, OutputFormat, SourceArgs};
+use super::{GateArgs, ReadArgs};
 
 /// `taloscope capi`: the Cluster API side of a management cluster.
 #[derive(Args, Debug, Clone)]
@@ -50,12 +50,10 @@ pub struct CapiDoctorArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CapiStatusArgs {
     #[command(flatten)]
-    pub sources: SourceArgs,
+    pub read: ReadArgs,
     /// Only this workload cluster: NAMESPACE/NAME, or NAME when one namespace has it.
     #[arg(long, value_name = "NS/NAME")]
     pub cluster: Option<String>,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
 /// `taloscope scale`: plan with --plan; run with --yes --confirm NAME.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{GateArgs, OutputFormat, SourceArgs};
+use super::{GateArgs, ReadArgs, SourceArgs};
 
 /// `taloscope config`: the machine configuration the nodes run.
 #[derive(Args, Debug, Clone)]
@@ -24,7 +24,7 @@ pub enum ConfigVerb {
     /// leaving out what is per node by design (hostname, addresses, certSANs, install disk):
     /// each differing path with the nodes holding each value. Exit 0 none / 1 drift or a node
     /// unread / 2 usage.
-    Drift(ConfigDriftArgs),
+    Drift(ReadArgs),
     /// Roll a patch (strategic merge or JSON6902, as talosctl takes them) out node by node:
     /// --plan shows per node the paths it changes and what the node's own dry run says (its
     /// mode, reboot or not, and why) with every guard; --yes --confirm CLUSTER applies it one
@@ -56,14 +56,6 @@ pub struct ConfigShowArgs {
     pub reveal: bool,
     #[arg(long, short, value_enum, default_value_t = ConfigOutput::Yaml)]
     pub output: ConfigOutput,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct ConfigDriftArgs {
-    #[command(flatten)]
-    pub sources: SourceArgs,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
 #[derive(Args, Debug, Clone)]

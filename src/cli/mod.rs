@@ -78,6 +78,16 @@ pub struct SourceArgs {
     pub talosconfig: Option<PathBuf>,
 }
 
+/// What every read that prints a report takes: the files it reads, and its report as a table
+/// or as its JSON contract.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
 /// How the console looks: on the console, `demo`, and `info` (which reports them).
 #[derive(Args, Debug, Clone, Default)]
 pub struct LookArgs {
@@ -191,12 +201,7 @@ pub enum OutputFormat {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List the clusters found in kubeconfig and talosconfig contexts, and any config errors.
-    Contexts {
-        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-        output: OutputFormat,
-        #[command(flatten)]
-        sources: SourceArgs,
-    },
+    Contexts(ReadArgs),
     /// Print resolved config files, directories, theme, log file and terminal capabilities.
     Info {
         #[command(flatten)]
@@ -206,13 +211,11 @@ pub enum Command {
     },
     /// One-shot status of one cluster (--context) or all of them.
     Status {
-        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-        output: OutputFormat,
+        #[command(flatten)]
+        read: ReadArgs,
         /// Seconds the whole status may take; what has not answered by then is reported as such.
         #[arg(long, value_name = "SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
-        #[command(flatten)]
-        sources: SourceArgs,
     },
     /// Open the console on the built-in simulated demo fleet (runs `taloscope-demo`, found
     /// next to this executable).
@@ -241,9 +244,7 @@ pub enum Command {
     /// plane node: a checklist that fills in. Exit 0 healthy / 1 not / 2 usage.
     Health {
         #[command(flatten)]
-        sources: SourceArgs,
-        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-        output: OutputFormat,
+        read: ReadArgs,
         /// Seconds the checks may take to pass before the failing one is reported.
         #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
@@ -251,12 +252,7 @@ pub enum Command {
     /// When the certificates of the contexts end (one cluster with --context, else all): the
     /// Talos CA and client certificate, the Kubernetes client certificate. WARN within 30
     /// days, FAIL within 7. Exit 0 / 1 a failure / 2 usage.
-    Certs {
-        #[command(flatten)]
-        sources: SourceArgs,
-        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-        output: OutputFormat,
-    },
+    Certs(ReadArgs),
     /// etcd maintenance of one cluster (--context): `alarms` lists them with every member's
     /// database against its quota; disarm, defrag, snapshot, forfeit and remove-member show
     /// their plan with --plan and run with --yes --confirm NAME. Exit 0 / 1 / 2 as `upgrade`.

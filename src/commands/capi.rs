@@ -60,7 +60,9 @@ pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode
             .collect(),
         truncated: &management.objects.truncated,
     };
-    print_report(args.output, &report, |r| table(&management, &r.clusters))?;
+    print_report(args.read.output, &report, |r| {
+        table(&management, &r.clusters)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

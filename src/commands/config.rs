@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, write_stdout};
 use super::session::{node_named, read_cluster};
 use crate::approval::AuditLog;
-use crate::cli::{ConfigDriftArgs, ConfigOutput, ConfigShowArgs, GlobalArgs};
+use crate::cli::{ConfigOutput, ConfigShowArgs, GlobalArgs, ReadArgs};
 use crate::fleet::{NodeRole, NodeStatus};
 use crate::machine_config::{
     ClusterDrift, DriftTarget, MachineConfigError, read_cluster_drift, read_node_config, yaml_text,
@@ -68,7 +68,7 @@ pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run_drift(global: &GlobalArgs, args: &ReadArgs) -> Result<ExitCode, Stop> {
     let (_, report) = read_cluster(global, async |chosen, observer| {
         let status = observer.status().await;
         let targets: Vec<DriftTarget> = [NodeRole::Controlplane, NodeRole::Worker]

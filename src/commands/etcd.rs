@@ -16,8 +16,8 @@ use super::progress::progress_printer;
 use super::session::{check_gate, choose, connect, rollout_lease_read};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
-    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
-    member_space, plan_guards,
+    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits, member_space,
+    plan_guards,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
@@ -47,10 +47,7 @@ pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop
     let guards = plan_guards(&plan, &connected.status, &roles, &lease);
     let gate = CommandGate::new(global, &chosen.paths, &args.gate);
     let approved = gate.pass(&plan, plan.mutating_action(), &guards)?;
-    let limits = SnapshotLimits {
-        bound: Duration::from_secs(args.timeout),
-        max_bytes: SNAPSHOT_MAX_BYTES,
-    };
+    let limits = SnapshotLimits::within(Duration::from_secs(args.timeout));
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let mut operation = EtcdOperation::new(plan, connected.observer.clone(), limits);
     let printer = progress_printer(args.gate.output, None);

@@ -57,16 +57,17 @@ pub fn run(cli: Cli) -> ExitCode {
     let gated = |result, gate: &GateArgs| exit::exit_code_as(result, gate.output);
     match cli.command {
         None => console::run(&global),
-        Some(Command::Contexts { output, .. }) => contexts::run(&global, output),
+        Some(Command::Contexts(read)) => contexts::run(&global, read.output),
         Some(Command::Info { .. }) => info::run(&global),
         Some(Command::Demo(_)) => demo::run(&global),
-        Some(Command::Status {
-            output, timeout, ..
-        }) => exit::exit_code_as(status::run(&global, output, secs(timeout)), output),
-        Some(Command::Certs { output, .. }) => exit_code(certs::run(&global, output)),
-        Some(Command::Health {
-            output, timeout, ..
-        }) => exit_code(health::run(&global, output, secs(timeout))),
+        Some(Command::Status { read, timeout }) => {
+            let output = read.output;
+            exit::exit_code_as(status::run(&global, output, secs(timeout)), output)
+        }
+        Some(Command::Certs(read)) => exit_code(certs::run(&global, read.output)),
+        Some(Command::Health { read, timeout }) => {
+            exit_code(health::run(&global, read.output, secs(timeout)))
+        }
         Some(Command::Logs(args)) => exit_code(logs::run_logs(&global, &args)),
         Some(Command::Dmesg(args)) => exit_code(logs::run_dmesg(&global, &args)),
         Some(Command::Top(args)) => exit_code(top::run(&global, &args)),
@@ -76,7 +77,9 @@ pub fn run(cli: Cli) -> ExitCode {
             ConfigVerb::Patch(args) => gated(config_patch::run(&global, &args), &args.gate),
         },
         Some(Command::Capi(CapiArgs { verb })) => match verb {
-            CapiVerb::Status(args) => exit::exit_code_as(capi::run(&global, &args), args.output),
+            CapiVerb::Status(args) => {
+                exit::exit_code_as(capi::run(&global, &args), args.read.output)
+            }
             CapiVerb::Doctor(args) => gated(capi_doctor::run(&global, &args), &args.gate),
         },
         Some(Command::Node(NodeArgs { action })) => match action {

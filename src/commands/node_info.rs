@@ -18,7 +18,7 @@ pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, 
             .await
             .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))
     })?;
-    print_report(args.output, &document, table)?;
+    print_report(args.read.output, &document, table)?;
     Ok(ExitCode::SUCCESS)
 }
 

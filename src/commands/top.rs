@@ -52,7 +52,7 @@ pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop>
                 sort,
                 nodes,
             };
-            return print_report(args.output, &report, nodes_table);
+            return print_report(args.read.output, &report, nodes_table);
         };
         let id = node_named(&status, wanted)?.identity();
         let processes = read_processes(&observer.talos, &id, span, key)
@@ -64,7 +64,7 @@ pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop>
             sort,
             processes,
         };
-        print_report(args.output, &report, processes_table)
+        print_report(args.read.output, &report, processes_table)
     })?;
     Ok(ExitCode::SUCCESS)
 }
