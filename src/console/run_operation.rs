@@ -290,18 +290,13 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             let options = console.creates.options;
             Box::pin(create(on, *plan, opened, options, answers))
         }
-        ActionRun::CapiScale(scale) => {
-            let sources = super::read_plans::connect(console, &scale.plan.cluster);
+        ActionRun::CapiScale(plan) => {
+            let sources = super::read_plans::connect(console, &plan.cluster);
             Box::pin(async move {
                 let (events, teller) = teller(on.progress.clone(), runner_events::scale);
                 let started = std::time::Instant::now();
                 let sources = sources.await?;
-                let mut operation = CapiScale::new(scale.plan, sources, SCALE_OPTIONS, events);
-                // The acknowledgements typed on the scale's own plan.
-                let on = Approved {
-                    acks: scale.acks,
-                    ..on
-                };
+                let mut operation = CapiScale::new(*plan, sources, SCALE_OPTIONS, events);
                 let result = on.carry(&mut operation, CancelSignal::never(), quiet).await;
                 let outcome = operation.outcome(result, started.elapsed().as_secs());
                 drop(operation);
