@@ -274,12 +274,8 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             let steps =
                 files.and_then(|files| ProviderDelete::for_plan(&plan, config, one_env, files));
             Box::pin(async move {
-                let cluster = plan.cluster.clone();
                 let mut delete = ClusterDelete::new(plan, steps?, DELETE_BOUNDS);
-                let deleted = on.carry(&mut delete, CancelSignal::never(), lines).await;
-                Ok(deleted.map(|_| {
-                    format!("cluster {cluster} deleted: no VM, context or journal of it left")
-                }))
+                Ok(on.carry(&mut delete, CancelSignal::never(), lines).await)
             })
         }
         ActionRun::Create(plan) => {
