@@ -118,7 +118,7 @@ where
     console.state.size = (size.width, size.height);
     console.state.identity = crate::run_holder::RunHolder::this_process().to_string();
     console.state.zone = crate::clock::Zone::System;
-    console.state.actions.snapshot_dir = snapshot_dir(&console.paths);
+    console.state.actions.snapshot_dir = console.paths.snapshot_dir();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
@@ -179,21 +179,6 @@ where
             }
         }
     }
-}
-
-/// Where etcd snapshots go unless the operator names another file: `snapshots/` in the state
-/// dir, made owner-only (a snapshot holds every secret of its cluster) so the file guard passes.
-fn snapshot_dir(paths: &Paths) -> std::path::PathBuf {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = paths.state_dir.join("snapshots");
-    if let Err(e) = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-    {
-        tracing::warn!("cannot make {}: {e}", dir.display());
-    }
-    dir
 }
 
 /// The last frame written to the terminal and its cursor.
