@@ -56,4 +56,20 @@ impl Paths {
     pub fn audit_log(&self) -> PathBuf {
         self.state_dir.join("audit.log")
     }
+
+    /// Where the console's etcd snapshots go unless the operator names another file:
+    /// `snapshots/` in the state dir, made owner-only (a snapshot holds every secret of its
+    /// cluster) so the file guard passes.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = self.state_dir.join("snapshots");
+        if let Err(e) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+        {
+            tracing::warn!("cannot make {}: {e}", dir.display());
+        }
+        dir
+    }
 }

@@ -12,7 +12,7 @@ use crate::operation::OperationKind;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::rollout::RolloutSummary;
 
-pub use crate::operation::planned::{ActionRun, CapiFixRun, CapiScaleRun, delete_headline};
+pub use crate::operation::planned::{ActionRun, CapiFixRun, delete_headline};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,25 +39,16 @@ fn approve(
 }
 
 /// Says, on stderr, each node or etcd action a run now gone left unfinished (and what it left
-/// behind, e.g. a node still cordoned), and records it in the audit log as interrupted: once,
-/// at the next command that may act on clusters.
+/// behind, e.g. a node still cordoned), recorded in the audit log as interrupted: once, at the
+/// next command that may act on clusters.
 fn report_interrupted(dispatcher: &Dispatcher, paths: &Paths) {
-    let (found, errors) = crate::journal::action::interrupted_actions(&paths.state_dir);
-    for error in errors {
-        eprintln!("taloscope: warning: {}", crate::printable::line(&error));
+    let (found, warnings) = crate::operation::report_interrupted(dispatcher, &paths.state_dir);
+    for warning in warnings {
+        eprintln!("taloscope: warning: {}", crate::printable::line(&warning));
     }
     for interrupted in found {
-        eprintln!(
-            "taloscope: {}",
-            crate::printable::line(&interrupted.describe())
-        );
-        let record = &interrupted.record;
-        if let Err(e) = dispatcher.interrupted(&record.cluster, &record.action) {
-            eprintln!("taloscope: warning: {e}");
-        }
-        if let Err(e) = interrupted.mark_reported() {
-            eprintln!("taloscope: warning: {e}");
-        }
+        let told = interrupted.describe();
+        eprintln!("taloscope: {}", crate::printable::line(&told));
     }
 }
 

@@ -80,29 +80,12 @@ pub struct Console {
     pub action_cancel: Option<tokio::sync::watch::Sender<bool>>,
 }
 
-/// Runs until quit, a signal, or the terminal's event stream ends or fails.
+/// Runs until quit, a signal, or the terminal's event stream ends or fails. The console is
+/// dropped as the loop ends, and its control channels with it: that tells paused runners the
+/// console is gone, and they stop without ending their journals, which stay resumable.
 pub async fn run<B, E>(
     terminal: &mut Terminal<B>,
     mut console: Console,
-    terminal_events: E,
-    app_tx: mpsc::Sender<AppEvent>,
-    app_rx: mpsc::Receiver<AppEvent>,
-) -> io::Result<Exit>
-where
-    B: Backend,
-    B::Error: std::error::Error + Send + Sync + 'static,
-    E: Stream<Item = io::Result<Event>> + Unpin,
-{
-    let exit = run_loop(terminal, &mut console, terminal_events, app_tx, app_rx).await;
-    // Dropping the control channels tells paused runners the console is gone: they stop
-    // without ending their journals, which stay resumable.
-    drop(console.rollout_control.take());
-    exit
-}
-
-async fn run_loop<B, E>(
-    terminal: &mut Terminal<B>,
-    console: &mut Console,
     mut terminal_events: E,
     app_tx: mpsc::Sender<AppEvent>,
     mut app_rx: mpsc::Receiver<AppEvent>,
@@ -112,13 +95,14 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
     E: Stream<Item = io::Result<Event>> + Unpin,
 {
+    let console = &mut console;
     let mut hangup = signal(SignalKind::hangup())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
     console.state.identity = crate::run_holder::RunHolder::this_process().to_string();
     console.state.zone = crate::clock::Zone::System;
-    console.state.actions.snapshot_dir = snapshot_dir(&console.paths);
+    console.state.actions.snapshot_dir = console.paths.snapshot_dir();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
@@ -179,21 +163,6 @@ where
             }
         }
     }
-}
-
-/// Where etcd snapshots go unless the operator names another file: `snapshots/` in the state
-/// dir, made owner-only (a snapshot holds every secret of its cluster) so the file guard passes.
-fn snapshot_dir(paths: &Paths) -> std::path::PathBuf {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = paths.state_dir.join("snapshots");
-    if let Err(e) = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-    {
-        tracing::warn!("cannot make {}: {e}", dir.display());
-    }
-    dir
 }
 
 /// The last frame written to the terminal and its cursor.

@@ -60,18 +60,19 @@ fn tell(progress: &Progress, events: Vec<ProgressEvent>) {
 }
 
 /// A channel for a runner's own events, each told to `progress` as `map` maps it until the
-/// runner drops its sender; the task ends then.
+/// runner drops its sender; the task ends then, and with it its hold on `progress`, so the
+/// run's end is told after its last event ([`run`] waits for every holder).
 fn teller<E: Send + 'static>(
     progress: Progress,
     mut map: impl FnMut(E) -> Vec<ProgressEvent> + Send + 'static,
-) -> (mpsc::Sender<E>, tokio::task::JoinHandle<()>) {
+) -> mpsc::Sender<E> {
     let (events, mut rx) = mpsc::channel(64);
-    let task = tokio::spawn(async move {
+    tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             tell(&progress, map(event));
         }
     });
-    (events, task)
+    events
 }
 
 /// How long the console follows a CAPI fix until its finding clears, and how often it reads.
@@ -274,12 +275,8 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             let steps =
                 files.and_then(|files| ProviderDelete::for_plan(&plan, config, one_env, files));
             Box::pin(async move {
-                let cluster = plan.cluster.clone();
                 let mut delete = ClusterDelete::new(plan, steps?, DELETE_BOUNDS);
-                let deleted = on.carry(&mut delete, CancelSignal::never(), lines).await;
-                Ok(deleted.map(|_| {
-                    format!("cluster {cluster} deleted: no VM, context or journal of it left")
-                }))
+                Ok(on.carry(&mut delete, CancelSignal::never(), lines).await)
             })
         }
         ActionRun::Create(plan) => {
@@ -290,22 +287,15 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             let options = console.creates.options;
             Box::pin(create(on, *plan, opened, options, answers))
         }
-        ActionRun::CapiScale(scale) => {
-            let sources = super::read_plans::connect(console, &scale.plan.cluster);
+        ActionRun::CapiScale(plan) => {
+            let sources = super::read_plans::connect(console, &plan.cluster);
             Box::pin(async move {
-                let (events, teller) = teller(on.progress.clone(), runner_events::scale);
+                let events = teller(on.progress.clone(), runner_events::scale);
                 let started = std::time::Instant::now();
                 let sources = sources.await?;
-                let mut operation = CapiScale::new(scale.plan, sources, SCALE_OPTIONS, events);
-                // The acknowledgements typed on the scale's own plan.
-                let on = Approved {
-                    acks: scale.acks,
-                    ..on
-                };
+                let mut operation = CapiScale::new(*plan, sources, SCALE_OPTIONS, events);
                 let result = on.carry(&mut operation, CancelSignal::never(), quiet).await;
                 let outcome = operation.outcome(result, started.elapsed().as_secs());
-                drop(operation);
-                let _ = teller.await;
                 let told = format!(
                     "{} ({} polls, {} s)",
                     outcome.message, outcome.polls, outcome.seconds
@@ -408,7 +398,7 @@ async fn provision(
         tell(&on.progress, vec![ProgressEvent::Line(warning)]);
     }
     let mut vms = ProvisionSteps::new(&plan.cluster, &plan.provider, plan.vm_names.clone());
-    let (events, teller) = teller(on.progress.clone(), move |event| vms.events(&event));
+    let events = teller(on.progress.clone(), move |event| vms.events(&event));
     let options = RunnerOptions {
         poll: PROVISION_POLL,
         ..RunnerOptions::default()
@@ -419,10 +409,7 @@ async fn provision(
     let result = on
         .carry(&mut provisioning, CancelSignal::never(), quiet)
         .await;
-    let summary = provisioning.summary(&result).await;
-    drop(provisioning);
-    let _ = teller.await;
-    Ok(summary.result())
+    Ok(provisioning.summary(&result).await.result())
 }
 
 /// The create command's operation over the plan, its events and fingerprint questions told,
@@ -437,7 +424,7 @@ async fn create(
     let cluster = plan.cluster.clone();
     let (provider, files) = opened?;
     let lines = |event: LifecycleEvent| runner_events::lifecycle(&event);
-    let (events, teller) = teller(on.progress.clone(), lines);
+    let events = teller(on.progress.clone(), lines);
     let (questions_tx, mut questions) = mpsc::channel(8);
     let asking = FingerprintPolicy::Ask(questions_tx);
     let runner = create_runner(
@@ -479,7 +466,6 @@ async fn create(
             }
         }
     };
-    let _ = teller.await;
     let ended = ended.and_then(|summary| summary.error.map_or(Ok(()), Err));
     Ok(runner_events::create_end(&cluster, ended))
 }

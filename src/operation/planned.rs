@@ -31,7 +31,9 @@ pub enum ActionRun {
     /// A CAPI doctor's fix, then the cluster followed until its finding clears.
     CapiFix(Box<CapiFixRun>),
     Delete(DeletePlan),
-    CapiScale(Box<CapiScaleRun>),
+    /// A CAPI scale of the plan confirmed (the runner checks its guards again with the
+    /// acknowledgements typed).
+    CapiScale(Box<crate::capi_scale::ScalePlan>),
     /// A new cluster (its journal resumes a killed run of it).
     Create(Box<CreatePlan>),
     /// A node that is no longer a member removed from the talosconfig context.
@@ -122,14 +124,6 @@ pub struct CapiFixRun {
     pub owner: crate::capi::CapiOwner,
 }
 
-/// What the console runs for an approved CAPI scale: the plan confirmed and the
-/// acknowledgements typed (the runner checks the guards again with them).
-#[derive(Debug, Clone)]
-pub struct CapiScaleRun {
-    pub plan: crate::capi_scale::ScalePlan,
-    pub acks: Vec<String>,
-}
-
 /// The headline of a delete approved as `action`: the cluster and what it does
 /// ("delete cluster lab: terminate 5 VM(s), remove its contexts").
 pub fn delete_headline(action: &MutatingAction) -> String {
@@ -196,9 +190,9 @@ impl ActionRun {
                 vms.shape(&mut progress);
                 progress.timeout = Some(RunnerOptions::default().timeout);
             }
-            ActionRun::CapiScale(scale) => {
+            ActionRun::CapiScale(plan) => {
                 progress.subject_kind = "Machines".into();
-                let (tally, checks) = runner_events::scale_start(&scale.plan);
+                let (tally, checks) = runner_events::scale_start(plan);
                 (progress.tally, progress.checks) = (Some(tally), checks);
             }
             ActionRun::Upgrade(plan) => runner_events::shape_rollout(&mut progress, &plan.steps()),

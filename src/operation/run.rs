@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::OperationKind;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::guards::Guard;
-use crate::journal::action::{RunningAction, begin_action};
+use crate::journal::action::{InterruptedAction, RunningAction, begin_action, interrupted_actions};
 use crate::rollout::RolloutLock;
 
 /// One step of an operation, as its plan names it.
@@ -456,6 +456,27 @@ pub async fn run<O: Operation>(operation: &mut O, runner: Runner<'_>) -> Result<
 
 fn detached(result: &Result<String, String>) -> bool {
     result.as_ref().is_err_and(|e| e.starts_with(DETACHED))
+}
+
+/// The node and etcd actions a run now gone left unfinished (their journals no live run
+/// holds), each recorded in the audit log as interrupted and marked reported, so the next
+/// command or console that may act on clusters tells each once; with what could not be read,
+/// audited or marked, as warnings.
+pub fn report_interrupted(
+    dispatcher: &Dispatcher,
+    state_dir: &Path,
+) -> (Vec<InterruptedAction>, Vec<String>) {
+    let (found, mut warnings) = interrupted_actions(state_dir);
+    for interrupted in &found {
+        let record = &interrupted.record;
+        if let Err(e) = dispatcher.interrupted(&record.cluster, &record.action) {
+            warnings.push(e.to_string());
+        }
+        if let Err(e) = interrupted.mark_reported() {
+            warnings.push(e.to_string());
+        }
+    }
+    (found, warnings)
 }
 
 #[path = "run_steps.rs"]

@@ -5,7 +5,7 @@
 //! kinds here, the replica count's keys and the pure update step in `update`, the drawing in
 //! `view` and `replicas`; the console reads the plans (`console::read_plans`) and runs the
 //! approved one on its one runner.
-use crate::app::actions::{ActionRun, CapiScaleRun, delete_headline};
+use crate::app::actions::{ActionRun, delete_headline};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::ScreenName;
 use crate::approval::MutatingAction;
@@ -62,14 +62,11 @@ impl Planned {
         }
     }
 
-    /// What the one runner runs for it, with the acknowledgements typed.
-    fn run(&self, acks: &[String]) -> ActionRun {
+    /// What the one runner runs for it.
+    fn run(&self) -> ActionRun {
         match self {
             Planned::Delete(plan, _) => ActionRun::Delete(plan.clone()),
-            Planned::Scale(prepared) => ActionRun::CapiScale(Box::new(CapiScaleRun {
-                plan: prepared.plan.clone(),
-                acks: acks.to_vec(),
-            })),
+            Planned::Scale(prepared) => ActionRun::CapiScale(Box::new(prepared.plan.clone())),
         }
     }
 }

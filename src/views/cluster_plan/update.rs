@@ -157,7 +157,7 @@ impl PlanOperation for ClusterPlan {
             .plan
             .planned()
             .ok_or("the plan is still being read")?;
-        Ok(planned.run(&holder.guards.acks))
+        Ok(planned.run())
     }
 
     fn home() -> Screen {

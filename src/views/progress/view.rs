@@ -7,7 +7,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::ProgressScroll;
 use crate::app::help::wrap_words;
@@ -17,6 +17,7 @@ use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
 use crate::printable::line as printable;
 use crate::tui::{Look, Role};
 use crate::views::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
+use crate::views::table::titled;
 
 /// Subject rows shown at most; the lines say the rest.
 const MAX_SUBJECT_ROWS: usize = 5;
@@ -228,16 +229,7 @@ impl Widget for &ProgressView<'_> {
             ]));
         if let (Some(facts), Some(tally)) = (facts, &p.tally) {
             let title = format!(" {} ", printable(&tally.label));
-            Paragraph::new(facts)
-                .block(
-                    Block::new()
-                        .borders(Borders::ALL)
-                        .border_set(look.glyphs.border)
-                        .title(Span::styled(title, look.styles.get(Role::Title)))
-                        .border_style(look.styles.get(Role::Border))
-                        .padding(Padding::horizontal(1)),
-                )
-                .render(facts_area, buf);
+            Paragraph::new(facts).render(titled(look, title, false, facts_area, buf), buf);
         }
         Paragraph::new(head)
             .block(Block::new().padding(Padding::horizontal(1)))
