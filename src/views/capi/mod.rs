@@ -168,11 +168,8 @@ pub fn conditions_text(row: &TreeRow, now: u64) -> String {
     let mut text = String::new();
     for c in &row.conditions {
         let mut head = condition_head(c);
-        if let Some(age) = condition_age(c, now).filter(|_| now > 0) {
-            head.push_str(&format!(
-                ", since {} ago",
-                crate::fleet::summary::age_text(age)
-            ));
+        if let Some(age) = condition_age(c, now) {
+            head.push_str(&format!(", since {age} ago"));
         }
         text.push_str(&crate::printable::line(&head));
         text.push('\n');
