@@ -122,17 +122,11 @@ impl ScreenModule for CapiScreen {
                 }),
                 None => Step::default(),
             },
-            Some(CapiKey::Fix) => Step {
-                open: Some(("actions", vec!["fix".into()])),
-                ..Step::default()
-            },
-            Some(CapiKey::Scale) => Step {
-                open: Some((
-                    "cluster-plan",
-                    vec!["scale".into(), selected.unwrap_or_default()],
-                )),
-                ..Step::default()
-            },
+            Some(CapiKey::Fix) => Step::open("actions", vec!["fix".into()]),
+            Some(CapiKey::Scale) => Step::open(
+                "cluster-plan",
+                vec!["scale".into(), selected.unwrap_or_default()],
+            ),
             Some(CapiKey::Back) => Step::close(),
             None => Step::default(),
         }

@@ -207,10 +207,7 @@ impl ConfigScreen {
             request.cluster.clone(),
             request.node.name.clone(),
         ];
-        Step {
-            open: Some((PATCH, words)),
-            ..Step::default()
-        }
+        Step::open(PATCH, words)
     }
 }
 
