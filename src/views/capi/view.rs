@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::CapiScreen;
-use crate::app::actions::fix_choices;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::capi::TreeRow;
@@ -154,10 +153,11 @@ pub(super) fn render(
     render_listed(look, table, &details, body, buf);
     Paragraph::new(finding_lines(look, &findings, width)).render(doctor, buf);
     let object = rows.get(selected).map_or("", |r| r.object.as_str());
-    let fix = if fix_choices(&findings).is_empty() {
-        ""
-    } else {
+    // The footer's `f` is offered by the same reading (`CapiScreen::offers`).
+    let fix = if screen.fixable {
         "  f: fix a stuck state"
+    } else {
+        ""
     };
     Paragraph::new(Line::from(Span::styled(
         fit(
