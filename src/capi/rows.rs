@@ -91,7 +91,7 @@ pub fn condition_head(c: &CapiCondition) -> String {
 }
 
 /// `Ready False (Warning) WaitingForNode: message`, the condition in one line.
-pub fn condition_text(c: &CapiCondition) -> String {
+fn condition_text(c: &CapiCondition) -> String {
     let mut text = condition_head(c);
     if !c.message.is_empty() {
         let first = c.message.lines().next().unwrap_or_default();
