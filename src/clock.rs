@@ -169,9 +169,29 @@ pub fn short_duration(seconds: u64) -> String {
     }
 }
 
+/// An age as the panes and `capi status` say it: `35s`, `12m`, `3h`, `2d`; coarse on purpose,
+/// so it changes seldom.
+pub fn age_text(age: std::time::Duration) -> String {
+    let s = age.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ages_are_coarse() {
+        use std::time::Duration;
+        assert_eq!(age_text(Duration::from_secs(35)), "35s");
+        assert_eq!(age_text(Duration::from_secs(125)), "2m");
+        assert_eq!(age_text(Duration::from_secs(7300)), "2h");
+    }
 
     #[test]
     fn timestamps_parse_back() {

@@ -122,6 +122,22 @@ impl Step {
         }
     }
 
+    /// Brings the screen `screen` on top with the words of its `:` command.
+    pub fn open(screen: ScreenName, words: Vec<String>) -> Step {
+        Step {
+            open: Some((screen, words)),
+            ..Step::default()
+        }
+    }
+
+    /// Opens the shell's filter line holding `text`.
+    pub fn filter(text: String) -> Step {
+        Step {
+            filter: Some(text),
+            ..Step::default()
+        }
+    }
+
     /// The audited "not run" of `approved` whose plan was closed or changed before it was
     /// confirmed, and the message saying so.
     pub fn closed_approval(approved: &ApprovedAction) -> Step {

@@ -54,11 +54,26 @@ impl TreeRow {
     }
 
     /// The guide that continues below this row, for its condition lines.
-    pub fn continuation(&self, ascii: bool) -> String {
+    fn continuation(&self, ascii: bool) -> String {
         let bar = if ascii { "|  " } else { "│  " };
         self.guides
             .iter()
             .map(|&last| if last { "   " } else { bar })
+            .collect()
+    }
+
+    /// The lines under this row, as `capi status` prints them and the console's CAPI screen
+    /// draws them: each condition that needs attention after the guide that continues below
+    /// the row and `mark`, with how long ago it changed (at `now`, as [`condition_age`]).
+    pub fn attention_lines(&self, now: u64, ascii: bool, mark: &str) -> Vec<String> {
+        (self.attention())
+            .map(|c| {
+                let age = condition_age(c, now)
+                    .map(|a| format!(" ({a} ago)"))
+                    .unwrap_or_default();
+                let guide = self.continuation(ascii);
+                format!("{guide}   {mark} {}{age}", condition_text(c))
+            })
             .collect()
     }
 }
@@ -76,7 +91,7 @@ pub fn condition_head(c: &CapiCondition) -> String {
 }
 
 /// `Ready False (Warning) WaitingForNode: message`, the condition in one line.
-pub fn condition_text(c: &CapiCondition) -> String {
+fn condition_text(c: &CapiCondition) -> String {
     let mut text = condition_head(c);
     if !c.message.is_empty() {
         let first = c.message.lines().next().unwrap_or_default();
@@ -85,12 +100,13 @@ pub fn condition_text(c: &CapiCondition) -> String {
     crate::printable::line(&text)
 }
 
-/// How long ago the condition last changed, at `now` (unix seconds); `None` when the time is
-/// missing or unreadable.
-pub fn condition_age(c: &CapiCondition, now: u64) -> Option<Duration> {
+/// How long ago the condition last changed, in words (`5m`), at `now` (unix seconds; 0 while
+/// the wall clock is not known, then `None`); `None` when its time is missing or unreadable.
+pub fn condition_age(c: &CapiCondition, now: u64) -> Option<String> {
     let at = crate::clock::parse_utc_timestamp(&c.last_transition_time)?;
     let at = crate::clock::unix_seconds(at);
-    Some(Duration::from_secs(now.saturating_sub(at)))
+    let age = Duration::from_secs(now.saturating_sub(at));
+    (now > 0).then(|| crate::clock::age_text(age))
 }
 
 fn counts_row(
@@ -289,6 +305,21 @@ mod tests {
         let at = crate::clock::unix_seconds(
             crate::clock::parse_utc_timestamp("2026-12-01T11:55:00Z").unwrap(),
         );
-        assert_eq!(condition_age(&c, at), Some(Duration::from_secs(300)));
+        assert_eq!(condition_age(&c, at).as_deref(), Some("5m"));
+        assert_eq!(condition_age(&c, 0), None, "no wall clock yet");
+        let row = TreeRow {
+            guides: vec![true, false],
+            object: "Machine/workload-cp-a".into(),
+            conditions: vec![c],
+            ..tree_rows(&fixture_tree(CapiVersion::V1beta2)).remove(0)
+        };
+        assert_eq!(
+            row.attention_lines(at, true, "!"),
+            ["   |     ! Ready False (Info) WaitingForNode: no node yet (5m ago)"]
+        );
+        assert_eq!(
+            row.attention_lines(0, false, "⚠"),
+            ["   │     ⚠ Ready False (Info) WaitingForNode: no node yet"]
+        );
     }
 }

@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
 use super::session::{context, discover_all, named};
 use crate::capi::{
-    self, CapiOwner, ClusterTree, Management, ManagementError, condition_age, condition_text,
-    pair_workloads, tree_rows, trees_named,
+    self, CapiOwner, ClusterTree, Management, ManagementError, pair_workloads, tree_rows,
+    trees_named,
 };
 use crate::cli::{CapiStatusArgs, GlobalArgs};
 use crate::discovery::Discovery;
@@ -157,15 +157,9 @@ fn tree_table(tree: &ClusterTree, now: u64) -> String {
     for (row, line) in rows.iter().zip(lines) {
         out.push_str(line);
         out.push('\n');
-        for c in row.attention() {
-            let age = condition_age(c, now)
-                .map(|a| format!(" ({} ago)", crate::fleet::summary::age_text(a)))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "{}   ! {}{age}\n",
-                row.continuation(true),
-                condition_text(c)
-            ));
+        for attention in row.attention_lines(now, true, "!") {
+            out.push_str(&attention);
+            out.push('\n');
         }
     }
     out

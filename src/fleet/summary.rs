@@ -1,12 +1,12 @@
 //! One cluster summed up in words: node states, stale ages measured to the latest report,
 //! etcd quorum, version skew and upgrade targets (`VersionFindings`), certificates near their
-//! end and the one-line problems the fleet row, the cluster summary and the nodes pane show;
-//! the ages the commands print too.
+//! end and the one-line problems the fleet row, the cluster summary and the nodes pane show.
 //! Pure: the model's reading, below the console and the commands that show it.
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::problems::{NodeState, Problem, Readings, Severity, cluster_problems, node_state};
 use super::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
+use crate::clock::age_text;
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, Minor, NodeVersions, SkewWarning, TalosVersion, Version,
     fleet_talos_upgrade_targets, kubernetes_upgrade_targets, skew_warnings,
@@ -17,17 +17,6 @@ pub fn role_word(role: NodeRole) -> &'static str {
         NodeRole::Controlplane => "cp",
         NodeRole::Worker => "worker",
         NodeRole::Unknown => "?",
-    }
-}
-
-/// `35s`, `12m`, `3h`, `2d`: coarse on purpose, so it changes seldom.
-pub fn age_text(age: Duration) -> String {
-    let s = age.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
     }
 }
 
@@ -237,6 +226,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn quorum_line_says_what_is_left() {
@@ -257,13 +247,6 @@ mod tests {
             quorum_line(&Quorum::from_counts(1, 0), Some("NOSPACE")),
             "1 member, 0 healthy, quorum 1, can lose 0: alarm NOSPACE, writes stop"
         );
-    }
-
-    #[test]
-    fn ages_are_coarse() {
-        assert_eq!(age_text(Duration::from_secs(35)), "35s");
-        assert_eq!(age_text(Duration::from_secs(125)), "2m");
-        assert_eq!(age_text(Duration::from_secs(7300)), "2h");
     }
 
     #[test]

@@ -97,6 +97,24 @@ pub fn sort_processes(list: &mut [ProcessUsage], key: SortKey) {
     });
 }
 
+/// The processes shown for `filter`: those whose command line holds it
+/// ([`ProcessUsage::matches`]) in `key` order, as a list (each at depth 0) or, with `tree`, as
+/// [`process_tree`] lays them out.
+pub fn shown_processes(
+    list: &[ProcessUsage],
+    key: SortKey,
+    tree: bool,
+    filter: &str,
+) -> Vec<(usize, ProcessUsage)> {
+    let keep = |p: &ProcessUsage| p.matches(filter);
+    if tree {
+        return process_tree(list, key, keep);
+    }
+    let mut shown: Vec<ProcessUsage> = list.iter().filter(|p| keep(p)).cloned().collect();
+    sort_processes(&mut shown, key);
+    shown.into_iter().map(|p| (0, p)).collect()
+}
+
 /// The processes as a tree, each after its parent with its depth (0 for a process whose
 /// parent is not listed: pid 1, kernel threads' kthreadd), siblings in `key` order; only
 /// those `keep` accepts and the ancestors that lead to them.
@@ -585,6 +603,14 @@ mod tests {
         let only = process_tree(&list, SortKey::Cpu, |p| p.command == "stress-ng");
         let shown: Vec<&str> = only.iter().map(|(_, p)| p.command.as_str()).collect();
         assert_eq!(shown, ["init", "containerd", "stress-ng"]);
+        let shown = |tree, filter| -> Vec<(usize, String)> {
+            let shown = shown_processes(&list, SortKey::Cpu, tree, filter);
+            (shown.into_iter()).map(|(d, p)| (d, p.command)).collect()
+        };
+        let listed = [(0, "stress-ng".to_string())];
+        assert_eq!(shown(false, "STRESS"), listed, "any case, no parents");
+        assert_eq!(shown(true, "stress")[2], (2, "stress-ng".to_string()));
+        assert_eq!(shown(false, "").len(), list.len());
     }
 
     #[test]

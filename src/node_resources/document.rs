@@ -196,6 +196,17 @@ pub struct ProcessUsage {
     pub args: String,
 }
 
+impl ProcessUsage {
+    /// Whether its command line (command or arguments) holds `filter`, in any case; an empty
+    /// filter lets every process through.
+    pub fn matches(&self, filter: &str) -> bool {
+        let needle = filter.to_lowercase();
+        needle.is_empty()
+            || self.command.to_lowercase().contains(&needle)
+            || self.args.to_lowercase().contains(&needle)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ContainerState {
     /// The pod's Kubernetes namespace.

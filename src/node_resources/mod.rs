@@ -11,8 +11,8 @@ pub mod text;
 pub mod usage;
 
 pub use collect::{
-    DEFAULT_SAMPLE_SPAN, NodeIdentity, NodeResourcesError, SortKey, process_tree, read_node,
-    read_processes, read_usage, sort_nodes, sort_processes,
+    DEFAULT_SAMPLE_SPAN, NodeIdentity, NodeResourcesError, SortKey, read_node, read_processes,
+    read_usage, shown_processes, sort_nodes, sort_processes,
 };
 pub use document::*;
 pub use rolling::{RollingUsage, read_next_measure};

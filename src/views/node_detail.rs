@@ -15,8 +15,9 @@ use crate::app::prepared;
 use crate::app::rows::ready_cell;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::clock::age_text;
 use crate::fleet::problems::{Problem, Severity, node_problems, node_state};
-use crate::fleet::summary::{age_text, role_word};
+use crate::fleet::summary::role_word;
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
 

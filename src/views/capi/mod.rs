@@ -122,17 +122,11 @@ impl ScreenModule for CapiScreen {
                 }),
                 None => Step::default(),
             },
-            Some(CapiKey::Fix) => Step {
-                open: Some(("actions", vec!["fix".into()])),
-                ..Step::default()
-            },
-            Some(CapiKey::Scale) => Step {
-                open: Some((
-                    "cluster-plan",
-                    vec!["scale".into(), selected.unwrap_or_default()],
-                )),
-                ..Step::default()
-            },
+            Some(CapiKey::Fix) => Step::open("actions", vec!["fix".into()]),
+            Some(CapiKey::Scale) => Step::open(
+                "cluster-plan",
+                vec!["scale".into(), selected.unwrap_or_default()],
+            ),
             Some(CapiKey::Back) => Step::close(),
             None => Step::default(),
         }
@@ -168,11 +162,8 @@ pub fn conditions_text(row: &TreeRow, now: u64) -> String {
     let mut text = String::new();
     for c in &row.conditions {
         let mut head = condition_head(c);
-        if let Some(age) = condition_age(c, now).filter(|_| now > 0) {
-            head.push_str(&format!(
-                ", since {} ago",
-                crate::fleet::summary::age_text(age)
-            ));
+        if let Some(age) = condition_age(c, now) {
+            head.push_str(&format!(", since {age} ago"));
         }
         text.push_str(&crate::printable::line(&head));
         text.push('\n');

@@ -7,12 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::CapiScreen;
-use crate::app::actions::fix_choices;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::capi::{TreeRow, condition_age, condition_text};
+use crate::capi::TreeRow;
 use crate::capi_doctor::{Finding, findings_of};
-use crate::fleet::summary::age_text;
 use crate::tui::Role;
 use crate::views::progress_parts::StepTable;
 use crate::views::table::{render_listed, titled};
@@ -65,22 +63,11 @@ fn tree_row(look: &Look, row: &TreeRow) -> TableRow {
 
 /// The lines under an object's row: each of its conditions that needs attention, with its age.
 fn condition_lines(now: u64, look: &Look, row: &TreeRow, width: usize) -> Vec<Line<'static>> {
-    (row.attention())
-        .map(|c| {
-            let age = condition_age(c, now)
-                .filter(|_| now > 0)
-                .map(|a| format!(" ({} ago)", age_text(a)))
-                .unwrap_or_default();
-            let text = format!(
-                "{}   {} {}{age}",
-                row.continuation(ascii(look)),
-                look.glyphs.warn,
-                condition_text(c)
-            );
-            Line::from(Span::styled(
-                fit(&text, width, look.glyphs.ellipsis),
-                look.styles.get(Role::Muted),
-            ))
+    let lines = row.attention_lines(now, ascii(look), look.glyphs.warn);
+    (lines.into_iter())
+        .map(|text| {
+            let text = fit(&text, width, look.glyphs.ellipsis);
+            Line::from(Span::styled(text, look.styles.get(Role::Muted)))
         })
         .collect()
 }
@@ -166,10 +153,11 @@ pub(super) fn render(
     render_listed(look, table, &details, body, buf);
     Paragraph::new(finding_lines(look, &findings, width)).render(doctor, buf);
     let object = rows.get(selected).map_or("", |r| r.object.as_str());
-    let fix = if fix_choices(&findings).is_empty() {
-        ""
-    } else {
+    // The footer's `f` is offered by the same reading (`CapiScreen::offers`).
+    let fix = if screen.fixable {
         "  f: fix a stuck state"
+    } else {
+        ""
     };
     Paragraph::new(Line::from(Span::styled(
         fit(

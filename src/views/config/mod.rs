@@ -50,14 +50,13 @@ pub fn sections(config: &NodeConfig) -> Vec<Section> {
     let mut out = Vec::new();
     for document in &config.documents {
         let title = document.title();
-        let ConfigNode::Map(entries) = &document.body else {
-            out.push(section(title, &document.body));
-            continue;
+        let entries = match &document.body {
+            ConfigNode::Map(entries) if document.kind == "v1alpha1" => entries,
+            body => {
+                out.push(section(title, body));
+                continue;
+            }
         };
-        if document.kind != "v1alpha1" {
-            out.push(section(title, &document.body));
-            continue;
-        }
         let (nested, scalars) = split(entries);
         if !scalars.is_empty() {
             out.push(section(title, &ConfigNode::Map(scalars)));
@@ -207,10 +206,7 @@ impl ConfigScreen {
             request.cluster.clone(),
             request.node.name.clone(),
         ];
-        Step {
-            open: Some((PATCH, words)),
-            ..Step::default()
-        }
+        Step::open(PATCH, words)
     }
 }
 

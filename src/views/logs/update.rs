@@ -201,12 +201,7 @@ impl LogsScreen {
                     return Step::message(Message::warn(text));
                 }
             }
-            LogsKey::Filter => {
-                return Step {
-                    filter: Some(view.filter.clone()),
-                    ..Step::default()
-                };
-            }
+            LogsKey::Filter => return Step::filter(view.filter.clone()),
             LogsKey::Pick | LogsKey::Back => {}
         }
         Step::default()

@@ -149,10 +149,7 @@ impl ResourcesScreen {
         };
         let id = format!("{}/{}:{}", c.namespace, c.pod, c.name);
         let words = vec!["logs".to_string(), id, request.node.name.clone()];
-        Step {
-            open: Some((LOGS, words)),
-            ..Step::default()
-        }
+        Step::open(LOGS, words)
     }
 }
 
@@ -201,10 +198,7 @@ impl ScreenModule for ResourcesScreen {
                     Section::Processes => self.process_filter.clone(),
                     _ => self.connections.text(),
                 };
-                return Step {
-                    filter: Some(typed),
-                    ..Step::default()
-                };
+                return Step::filter(typed);
             }
             Some(ResourcesKey::Tree) if self.section == Section::Processes => {
                 self.tree = !self.tree;

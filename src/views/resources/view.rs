@@ -9,9 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::{ConnectionFilter, REFRESH, ResourcesScreen, Section};
 use crate::node_resources::text::{self, Lines, Tone, heading_lines, plain, section};
-use crate::node_resources::{
-    Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
-};
+use crate::node_resources::{Level, NodeResources, SortKey, shown_processes};
 use crate::tui::{Look, Role};
 use crate::views::table::titled;
 
@@ -103,28 +101,14 @@ pub(super) fn selected_container_line(d: &NodeResources, selected: usize) -> Opt
 /// The node's heading, then its processes in the screen's order, as a list or a tree (each
 /// command under its parent's, indented), only those whose command line holds `filter`.
 fn process_lines(d: &NodeResources, screen: &ResourcesScreen) -> Lines {
-    let needle = screen.process_filter.to_lowercase();
-    let keep = |p: &ProcessUsage| {
-        needle.is_empty()
-            || p.command.to_lowercase().contains(&needle)
-            || p.args.to_lowercase().contains(&needle)
-    };
-    let shown: Vec<(usize, ProcessUsage)> = match screen.tree {
-        true => process_tree(&d.processes, screen.sort, keep),
-        false => {
-            let mut list: Vec<ProcessUsage> =
-                d.processes.iter().filter(|p| keep(p)).cloned().collect();
-            sort_processes(&mut list, screen.sort);
-            list.into_iter().map(|p| (0, p)).collect()
-        }
-    };
+    let filter = &screen.process_filter;
+    let shown = shown_processes(&d.processes, screen.sort, screen.tree, filter);
     let mut out = vec![(text::heading(d), Tone::At(d.level))];
-    if !needle.is_empty() {
-        let count = shown.iter().filter(|(_, p)| keep(p)).count();
+    if !filter.is_empty() {
+        let count = shown.iter().filter(|(_, p)| p.matches(filter)).count();
         let what = format!(
-            "{count} of {} processes matching {:?}",
+            "{count} of {} processes matching {filter:?}",
             d.processes.len(),
-            screen.process_filter
         );
         out.push((what, Tone::Quiet));
     }
