@@ -8,7 +8,6 @@ use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::approval::ApprovedAction;
-use crate::journal::action::interrupted_actions;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
 use crate::rollout::RolloutControl;
 use crate::views::actions::{self, Surveyed};
@@ -30,25 +29,17 @@ pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Send
 }
 
 /// The node and etcd actions a console or command now gone left unfinished: each audited as
-/// interrupted and told once, as a warning the first frame shows; a node one left cordoned is
+/// interrupted and told once (`operation::report_interrupted`), as a warning the first frame
+/// shows, with any audit or journal it could not write; a node one left cordoned is
 /// remembered, so the node's action menu offers its uncordon first.
 pub(super) fn startup(console: &mut Console) -> Vec<Action> {
-    let (found, errors) = interrupted_actions(&console.paths.state_dir);
-    let mut actions: Vec<Action> = errors
-        .into_iter()
-        .map(|e| Action::Notify(Message::warn(e)))
+    let (dispatcher, state_dir) = (&console.dispatcher, &console.paths.state_dir);
+    let (found, warnings) = crate::operation::report_interrupted(dispatcher, state_dir);
+    let mut actions: Vec<Action> = (warnings.into_iter())
+        .map(|w| Action::Notify(Message::warn(w)))
         .collect();
     for interrupted in found {
         let record = &interrupted.record;
-        if let Err(e) = console
-            .dispatcher
-            .interrupted(&record.cluster, &record.action)
-        {
-            tracing::warn!("{e}");
-        }
-        if let Err(e) = interrupted.mark_reported() {
-            tracing::warn!("{e}");
-        }
         if let Some(node) = &record.left_cordoned {
             let left = (record.cluster.clone(), node.clone(), record.action.clone());
             console.state.actions.left_cordoned.push(left);
