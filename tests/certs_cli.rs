@@ -47,6 +47,11 @@ async fn the_expiring_context_warns_and_the_others_are_ok() {
     assert_eq!(warned[0]["context"], "healthy-expiring");
     assert_eq!(warned[0]["certificate"], "talos client");
     assert_eq!(warned[0]["days_left"], 9);
+    // Soonest end first, as the console's certificates screen lists them.
+    let ends: Vec<i64> = (certs.as_array().expect("array").iter())
+        .filter_map(|c| c["not_after"].as_i64())
+        .collect();
+    assert!(ends.len() > 1 && ends.is_sorted(), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

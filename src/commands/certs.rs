@@ -1,8 +1,9 @@
 //! `taloscope certs`: when the certificates of one cluster's contexts (--context) or of every
 //! cluster's end: the Talos API CA and client certificate of each talosconfig context, the
 //! Kubernetes client certificate of each kubeconfig context, and what the servers present in
-//! their TLS handshake (each endpoint's apid, the Kubernetes API server). WARN within 30 days, FAIL within
-//! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
+//! their TLS handshake (each endpoint's apid, the Kubernetes API server), soonest end first as
+//! the console's certificates screen lists them. WARN within 30 days, FAIL within 7; as
+//! `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
 use super::exit::{Stop, exit_if, print_report};
@@ -11,7 +12,7 @@ use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
     CertExpiry, ExpiryVerdict, certificate_text, cluster_cert_expiry, expires_text,
-    kubeconfig_client_cert, served_cert_expiry,
+    kubeconfig_client_cert, served_cert_expiry, soonest_first,
 };
 use crate::talos::ClientOptions;
 
@@ -38,6 +39,7 @@ pub(super) fn run(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode,
             );
         }
     }
+    soonest_first(&mut certs);
     print_report(output, &certs, |c| table(c))?;
     Ok(exit_if(
         certs.iter().any(|c| c.verdict == ExpiryVerdict::Fail),
