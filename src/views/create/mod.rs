@@ -15,7 +15,7 @@ mod update;
 mod view;
 pub mod wizard;
 
-pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
+pub use wizard::{CreateField, CreateWizard};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "create";

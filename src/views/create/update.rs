@@ -6,10 +6,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::{
-    CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, MAX_CONTROLPLANES,
-    MAX_WORKERS, NAME,
-};
+use super::{CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, NAME};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
@@ -18,7 +15,9 @@ use crate::app::plan_screen::{GuardReading, PlanHolder};
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
-use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
+use crate::cluster_lifecycle::{
+    CreatePlan, Delivery, MAX_CONTROLPLANES, MAX_WORKERS, UnfinishedCreate, offered_talos_releases,
+};
 use crate::guards::Guard;
 use crate::tui::Look;
 use crate::views::form::{self, FieldKind, FormField, FormKey, FormState, cycled, field};

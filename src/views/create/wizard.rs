@@ -5,10 +5,6 @@ use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, 
 use crate::guards::Guard;
 use crate::views::form::{FormState, ProviderChoice};
 
-/// The most control planes and workers the wizard asks for (the CLI's bounds).
-pub const MAX_CONTROLPLANES: usize = 9;
-pub const MAX_WORKERS: usize = 100;
-
 /// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateField {
