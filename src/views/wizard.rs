@@ -5,6 +5,7 @@
 //! says only what is its own ([`WizardKind`]): its fields, keys, plan task and news, its
 //! guards, what its approved plan runs, and its panes; the form's steps are here once. Pure.
 use std::fmt::Debug;
+use std::ops::{Deref, DerefMut};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -50,19 +51,15 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     /// What its IO tasks report.
     type News: Send + Sync + 'static;
     /// The request's keys (the plan's are the one gate's; the move keys are added).
-    fn keys() -> &'static [Binding<FormKey, PlanScreen<Self>>]
-    where
-        Self: PlanOperation;
-    fn form(&self) -> &FormState<Self::Field, Self::Plan>;
-    fn form_mut(&mut self) -> &mut FormState<Self::Field, Self::Plan>;
+    fn keys() -> &'static [Binding<FormKey, PlanScreen<Wizard<Self>>>];
     /// A new wizard brought on screen from `opening`, and its step; or why it cannot show.
     fn open(opening: &Opening, shared: &Shared) -> Result<(Self, Step), Message>;
     /// The cluster its plan acts on.
     fn cluster(&self) -> &str;
     /// News from its IO task: whether it changed what it shows, and the step.
-    fn on_news(holder: &mut PlanHolder<Self>, news: &Self::News, shared: &Shared) -> (bool, Step);
+    fn on_news(h: &mut PlanHolder<Wizard<Self>>, news: &Self::News, s: &Shared) -> (bool, Step);
     /// Its ready plan's guards over `reading`.
-    fn guards_over(&self, reading: &GuardReading<'_>) -> Vec<Guard>;
+    fn guards_over(&self, plan: Option<&Self::Plan>, reading: &GuardReading<'_>) -> Vec<Guard>;
     /// The value of a count field.
     fn count(&mut self, field: Self::Field) -> Option<&mut usize>;
     /// The value of a text field.
@@ -78,66 +75,89 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
         Step::default()
     }
     /// The wizard drawn (its request, its plan: as its stage says).
-    fn draw(holder: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
+    fn draw(h: &PlanHolder<Wizard<Self>>, area: Rect, buf: &mut Buffer, s: &Shared, look: &Look);
+}
+
+/// A wizard: its kind's request as typed and chosen, and the form's own state (the focused
+/// field, the plan asked for the request) held once for every kind.
+#[derive(Debug, Clone)]
+pub struct Wizard<K: WizardKind> {
+    pub request: K,
+    pub form: FormState<K::Field, K::Plan>,
+}
+
+/// The request's values read and changed through the wizard.
+impl<K: WizardKind> Deref for Wizard<K> {
+    type Target = K;
+    fn deref(&self) -> &K {
+        &self.request
+    }
+}
+
+impl<K: WizardKind> DerefMut for Wizard<K> {
+    fn deref_mut(&mut self) -> &mut K {
+        &mut self.request
+    }
 }
 
 /// A wizard's plan on the one plan holder: its request's plan as the planner answered it, its
 /// guards as the kind reads them. A plan apart is approved only while it shows.
-impl<W: WizardKind> PlanSubject for W {
+impl<W: WizardKind> PlanSubject for Wizard<W> {
     fn unready(&self) -> Option<String> {
-        self.form().plan.unready(W::MAKE)
+        self.form.plan.unready(W::MAKE)
     }
 
     fn evaluate(&mut self, _: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
-        self.guards_over(reading)
+        self.request.guards_over(self.form.plan.ready(), reading)
     }
 
     const OWN_LIST: bool = true;
     const APART: bool = W::PLAN_APART;
 
     fn approval(&self, _: &str) -> Option<MutatingAction> {
-        self.form().plan.ready().map(W::ACTION)
+        self.form.plan.ready().map(W::ACTION)
     }
 }
 
 /// The plan apart from the request shows (its guards have the keys).
-fn on_plan<W: WizardKind>(screen: &PlanScreen<W>) -> bool {
+fn on_plan<W: WizardKind>(screen: &PlanScreen<Wizard<W>>) -> bool {
     W::PLAN_APART && (screen.plan.as_ref()).is_some_and(|h| h.on_guards)
 }
 
 /// A wizard on the one plan screen: the request's keys before (or beside) its plan, the move
 /// keys through its fields while the guards do not have them, `r` and Esc as its stage says.
-impl<W: WizardKind> PlanOperation for W {
-    const NAME: ScreenName = <W as WizardKind>::NAME;
-    const TITLE: &'static str = <W as WizardKind>::TITLE;
-    const OF_CLUSTER_IN_USE: bool = <W as WizardKind>::OF_CLUSTER_IN_USE;
+impl<W: WizardKind> PlanOperation for Wizard<W> {
+    const NAME: ScreenName = W::NAME;
+    const TITLE: &'static str = W::TITLE;
+    const OF_CLUSTER_IN_USE: bool = W::OF_CLUSTER_IN_USE;
     type Kept = ();
     type Key = FormKey;
 
-    fn own_keys(screen: &PlanScreen<W>) -> &'static [Binding<FormKey, PlanScreen<W>>] {
+    fn own_keys(screen: &PlanScreen<Self>) -> &'static [Binding<FormKey, PlanScreen<Self>>] {
         if on_plan(screen) { &[] } else { W::keys() }
     }
 
-    fn before_plan(screen: &PlanScreen<W>) -> bool {
+    fn before_plan(screen: &PlanScreen<Self>) -> bool {
         W::PLAN_APART && !on_plan(screen)
     }
 
-    fn moves(_: &PlanScreen<W>) -> bool {
+    fn moves(_: &PlanScreen<Self>) -> bool {
         true
     }
 
     fn open(
-        screen: &mut PlanScreen<W>,
+        screen: &mut PlanScreen<Self>,
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        let (wizard, step) = <W as WizardKind>::open(opening, shared)?;
-        let cluster = wizard.cluster().to_string();
-        screen.plan = Some(PlanHolder::new(&cluster, wizard));
+        let (request, step) = W::open(opening, shared)?;
+        let cluster = request.cluster().to_string();
+        let form = FormState::new(W::FIELDS[0].field);
+        screen.plan = Some(PlanHolder::new(&cluster, Wizard { request, form }));
         Ok(step)
     }
 
-    fn on_key(screen: &mut PlanScreen<W>, key: FormKey, shared: &Shared) -> Step {
+    fn on_key(screen: &mut PlanScreen<Self>, key: FormKey, shared: &Shared) -> Step {
         match screen.plan.as_mut() {
             Some(h) if key != FormKey::Back => key_step(h, key, shared),
             Some(_) => Self::back(screen),
@@ -146,23 +166,23 @@ impl<W: WizardKind> PlanOperation for W {
     }
 
     fn on_news_step(
-        screen: &mut PlanScreen<W>,
+        screen: &mut PlanScreen<Self>,
         news: &ScreenNews,
         shared: &Shared,
     ) -> (bool, Step) {
         match (screen.plan.as_mut(), news.get::<W::News>()) {
-            (Some(h), Some(news)) => <W as WizardKind>::on_news(h, news, shared),
+            (Some(h), Some(news)) => W::on_news(h, news, shared),
             _ => (false, Step::default()),
         }
     }
 
     /// Enter on a field's input line (an acknowledgement's is the gate's): the field typed,
     /// its plan forgotten.
-    fn on_input(screen: &mut PlanScreen<W>, text: &str, _: &Shared) -> Step {
+    fn on_input(screen: &mut PlanScreen<Self>, text: &str, _: &Shared) -> Step {
         let Some(h) = screen.plan.as_mut() else {
             return Step::default();
         };
-        let Some(field) = h.form_mut().typing.take() else {
+        let Some(field) = h.form.typing.take() else {
             return Step::default();
         };
         if let Some(value) = h.text(field) {
@@ -174,19 +194,19 @@ impl<W: WizardKind> PlanOperation for W {
 
     /// The fields are its own list.
     fn list(&self) -> (usize, usize) {
-        let at = W::FIELDS.iter().position(|f| f.field == self.form().field);
+        let at = W::FIELDS.iter().position(|f| f.field == self.form.field);
         (at.unwrap_or(0), W::FIELDS.len())
     }
 
     fn select(&mut self, at: usize) {
         if let Some(f) = W::FIELDS.get(at) {
-            self.form_mut().field = f.field;
+            self.form.field = f.field;
         }
     }
 
     /// `r`: a plan apart (the planner's, guards and all) asked again; a plan beside the request
     /// follows its cluster's status, polled now.
-    fn refresh(screen: &mut PlanScreen<W>, shared: &Shared) -> Step {
+    fn refresh(screen: &mut PlanScreen<Self>, shared: &Shared) -> Step {
         match screen.plan.as_mut() {
             Some(h) if W::PLAN_APART => key_step(h, FormKey::MakePlan, shared),
             Some(h) => refresh_step(&h.cluster),
@@ -195,7 +215,7 @@ impl<W: WizardKind> PlanOperation for W {
     }
 
     /// Esc: from a plan apart back to the request, else the wizard closed.
-    fn back(screen: &mut PlanScreen<W>) -> Step {
+    fn back(screen: &mut PlanScreen<Self>) -> Step {
         let on_plan = on_plan(screen);
         match screen.plan.as_mut() {
             Some(h) if on_plan => {
@@ -209,8 +229,8 @@ impl<W: WizardKind> PlanOperation for W {
         }
     }
 
-    fn run(holder: &PlanHolder<W>, _: &Shared) -> Result<ActionRun, String> {
-        let plan = holder.form().plan.ready().ok_or("the plan is not ready")?;
+    fn run(holder: &PlanHolder<Self>, _: &Shared) -> Result<ActionRun, String> {
+        let plan = holder.form.plan.ready().ok_or("the plan is not ready")?;
         Ok((W::RUN)(Box::new(plan.clone())))
     }
 
@@ -218,9 +238,9 @@ impl<W: WizardKind> PlanOperation for W {
         W::HOME
     }
 
-    fn draw(screen: &PlanScreen<W>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+    fn draw(screen: &PlanScreen<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         match &screen.plan {
-            Some(h) => <W as WizardKind>::draw(h, area, buf, shared, look),
+            Some(h) => W::draw(h, area, buf, shared, look),
             None => Paragraph::new(W::CLOSED)
                 .style(look.styles.get(Role::Muted))
                 .render(area, buf),
@@ -251,21 +271,21 @@ fn focused_or_only<W: WizardKind>(
 }
 
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
-fn forget<W: WizardKind>(h: &mut PlanHolder<W>) {
-    h.form_mut().plan = AskedPlan::None;
+fn forget<W: WizardKind>(h: &mut PlanHolder<Wizard<W>>) {
+    h.form.plan = AskedPlan::None;
     h.guards = PlanGuards::default();
 }
 
 /// A request key on `h`: a value changed (the plan forgotten), the input line opened for a
 /// text, the plan asked for (and shown, when apart).
-fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared) -> Step {
-    let focus = h.form().field;
+fn key_step<W: WizardKind>(h: &mut PlanHolder<Wizard<W>>, key: FormKey, shared: &Shared) -> Step {
+    let focus = h.form.field;
     let forward = matches!(key, FormKey::NextValue | FormKey::More);
     let is_count = |k: &FieldKind| matches!(k, FieldKind::Count { .. });
     let is_text = |k: &FieldKind| matches!(k, FieldKind::Text { .. });
     let effects = match key {
         FormKey::NextValue | FormKey::PreviousValue => match entry::<W>(focus).kind {
-            FieldKind::Count { .. } => counted(&mut h.plan, focus, forward),
+            FieldKind::Count { .. } => counted(&mut h.plan.request, focus, forward),
             FieldKind::Choice => match h.choose(focus, forward, shared) {
                 Some(effects) => effects,
                 None => return Step::default(),
@@ -276,7 +296,7 @@ fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared)
             },
         },
         FormKey::More | FormKey::Less => match focused_or_only::<W>(focus, is_count) {
-            Some(field) => counted(&mut h.plan, field, forward),
+            Some(field) => counted(&mut h.plan.request, field, forward),
             None => return Step::default(),
         },
         FormKey::Edit => return edit(&mut h.plan, focused_or_only::<W>(focus, is_text)),
@@ -284,7 +304,7 @@ fn key_step<W: WizardKind>(h: &mut PlanHolder<W>, key: FormKey, shared: &Shared)
             forget(h);
             h.cluster = h.plan.cluster().to_string();
             h.on_guards |= W::PLAN_APART;
-            let form = h.form_mut();
+            let form = &mut h.plan.form;
             form.asked += 1;
             let asked = form.asked;
             form.plan = AskedPlan::Planning(asked);
@@ -309,13 +329,13 @@ fn counted<W: WizardKind>(w: &mut W, field: W::Field, more: bool) -> Vec<Effect>
 }
 
 /// The input line opened on the text `field`; on any other, a note that Left/Right change it.
-fn edit<W: WizardKind>(w: &mut W, field: Option<W::Field>) -> Step {
-    let focus = entry::<W>(w.form().field);
+fn edit<W: WizardKind>(w: &mut Wizard<W>, field: Option<W::Field>) -> Step {
+    let focus = entry::<W>(w.form.field);
     let Some((field, FieldKind::Text { prompt })) = field.map(|f| (f, entry::<W>(f).kind)) else {
         let text = format!("{}: Left/Right change it", focus.title);
         return Step::message(Message::info(text));
     };
     let text = w.text(field).map(|t| t.clone()).unwrap_or_default();
-    w.form_mut().typing = Some(field);
+    w.form.typing = Some(field);
     Step::ask(Ask::Input { prompt, text })
 }

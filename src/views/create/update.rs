@@ -6,7 +6,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::{CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, NAME};
+use super::{CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, NAME, NewCluster};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
@@ -20,7 +20,7 @@ use crate::cluster_lifecycle::{
 };
 use crate::guards::Guard;
 use crate::tui::Look;
-use crate::views::form::{self, FieldKind, FormField, FormKey, FormState, cycled, field};
+use crate::views::form::{self, FieldKind, FormField, FormKey, cycled, field};
 use crate::views::wizard::WizardKind;
 
 /// Every typed field's prompt on the input line.
@@ -46,7 +46,7 @@ fn task(task: CreateTask) -> Effect {
 /// What the create says of itself as a wizard: its plan apart from the request, made by the
 /// CLI's own planner with its guards; the journals killed runs left read when it opens; its
 /// fields' rows and kinds, the counts within the CLI's bounds, the choices Left/Right cycle.
-impl WizardKind for CreateWizard {
+impl WizardKind for NewCluster {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Create a cluster (n on the fleet)";
     const PLAN_APART: bool = true;
@@ -76,16 +76,8 @@ impl WizardKind for CreateWizard {
         KEYS
     }
 
-    fn form(&self) -> &FormState<CreateField, CreatePlan> {
-        &self.form
-    }
-
-    fn form_mut(&mut self) -> &mut FormState<CreateField, CreatePlan> {
-        &mut self.form
-    }
-
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
-    fn open(_: &Opening, shared: &Shared) -> Result<(CreateWizard, Step), Message> {
+    fn open(_: &Opening, shared: &Shared) -> Result<(NewCluster, Step), Message> {
         let providers = form::providers(shared.config, None);
         let message = providers
             .is_empty()
@@ -94,14 +86,14 @@ impl WizardKind for CreateWizard {
             message,
             ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
         };
-        Ok((CreateWizard::new(providers, offered_talos_releases()), step))
+        Ok((NewCluster::new(providers, offered_talos_releases()), step))
     }
 
     fn cluster(&self) -> &str {
         self.name.trim()
     }
 
-    fn on_news(h: &mut PlanHolder<Self>, news: &CreateNews, shared: &Shared) -> (bool, Step) {
+    fn on_news(h: &mut PlanHolder<CreateWizard>, news: &CreateNews, s: &Shared) -> (bool, Step) {
         match news {
             CreateNews::Unfinished { found, errors } => (true, h.on_unfinished(found, errors)),
             CreateNews::Planned { asked, result } => {
@@ -111,7 +103,7 @@ impl WizardKind for CreateWizard {
                 };
                 if h.form.answer(*asked, result) {
                     h.plan.guards = guards;
-                    h.evaluate_guards(&shared.guards.guard_reading(&h.cluster));
+                    h.evaluate_guards(&s.guards.guard_reading(&h.cluster));
                 }
                 (true, Step::default())
             }
@@ -119,7 +111,7 @@ impl WizardKind for CreateWizard {
     }
 
     /// The planner evaluated them with the plan; a new plan reads them again.
-    fn guards_over(&self, _: &GuardReading<'_>) -> Vec<Guard> {
+    fn guards_over(&self, _: Option<&CreatePlan>, _: &GuardReading<'_>) -> Vec<Guard> {
         self.guards.clone()
     }
 
@@ -190,12 +182,12 @@ impl WizardKind for CreateWizard {
         )))
     }
 
-    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(h, area, buf, shared, look);
+    fn draw(h: &PlanHolder<CreateWizard>, area: Rect, buf: &mut Buffer, s: &Shared, look: &Look) {
+        super::view::draw(h, area, buf, s, look);
     }
 }
 
-impl CreateWizard {
+impl NewCluster {
     /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
     fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
         let mut message = errors.first().map(|e| Message::error(e.clone()));

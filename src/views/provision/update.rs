@@ -6,13 +6,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{
-    Field, MAX_COUNT, NAME, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList, Wizard,
+    Field, MAX_COUNT, NAME, NewNodes, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList,
+    Wizard,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_screen::{AskedPlan, GuardReading, PlanHolder};
+use crate::app::plan_screen::{GuardReading, PlanHolder};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
@@ -22,9 +23,7 @@ use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
 use crate::tui::Look;
-use crate::views::form::{
-    self, FieldKind, FormField, FormKey, FormState, ProviderChoice, cycled, field,
-};
+use crate::views::form::{self, FieldKind, FormField, FormKey, ProviderChoice, cycled, field};
 use crate::views::wizard::WizardKind;
 
 /// The request's keys; the plan's beside them (`a`, `s`, `r`, `?`, Esc) are the one gate's.
@@ -46,7 +45,7 @@ fn task(task: ProvisionTask) -> Effect {
 /// headless command's planner, opened on a cluster with its sources asked for, the sources and
 /// the plan as news; its fields' rows and kinds, the count within [`MAX_COUNT`], the provider,
 /// role and source Left/Right cycle.
-impl WizardKind for Wizard {
+impl WizardKind for NewNodes {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Provision wizard (p, :provision)";
     const PLAN_APART: bool = false;
@@ -72,17 +71,9 @@ impl WizardKind for Wizard {
         KEYS
     }
 
-    fn form(&self) -> &FormState<Field, ProvisionPlan> {
-        &self.form
-    }
-
-    fn form_mut(&mut self) -> &mut FormState<Field, ProvisionPlan> {
-        &mut self.form
-    }
-
     /// The wizard for the cluster the opening names (`app::provision::open` resolves it), its
     /// own provider first; the provider's sources asked for.
-    fn open(opening: &Opening, shared: &Shared) -> Result<(Wizard, Step), Message> {
+    fn open(opening: &Opening, shared: &Shared) -> Result<(NewNodes, Step), Message> {
         let wanted = opening.words.get(1);
         let Some(cluster) = shared.clusters.iter().find(|c| Some(&c.name) == wanted) else {
             return Err(Message::warn(
@@ -99,7 +90,7 @@ impl WizardKind for Wizard {
         let Some(first) = providers.first().map(|p| p.name.clone()) else {
             return Err(form::no_providers(config));
         };
-        let wizard = Wizard {
+        let wizard = NewNodes {
             cluster: cluster.name.clone(),
             key,
             providers,
@@ -109,7 +100,6 @@ impl WizardKind for Wizard {
             source: 0,
             count: 1,
             pattern: DEFAULT_NAME_PATTERN.to_string(),
-            form: FormState::new(Field::Provider),
             machine_config_endpoint: None,
         };
         let list = ProvisionTask::ListSources {
@@ -123,7 +113,7 @@ impl WizardKind for Wizard {
         &self.cluster
     }
 
-    fn on_news(h: &mut PlanHolder<Self>, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
+    fn on_news(h: &mut PlanHolder<Wizard>, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
         let changed = match news {
             ProvisionNews::Sources {
                 cluster,
@@ -153,10 +143,11 @@ impl WizardKind for Wizard {
         (changed, Step::default())
     }
 
-    /// The list `provision --plan` prints, over the fleet model's live status.
-    fn guards_over(&self, reading: &GuardReading<'_>) -> Vec<Guard> {
+    /// The list `provision --plan` prints over the fleet model's live status, the same list the
+    /// headless command checks.
+    fn guards_over(&self, plan: Option<&ProvisionPlan>, reading: &GuardReading<'_>) -> Vec<Guard> {
         let live = reading.live.filter(|l| l.has_data());
-        let (AskedPlan::Ready(plan), Some(live)) = (&self.form.plan, live) else {
+        let (Some(plan), Some(live)) = (plan, live) else {
             return Vec::new();
         };
         let addresses = (reading.discovered)
@@ -234,7 +225,7 @@ impl WizardKind for Wizard {
         Step::default()
     }
 
-    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+    fn draw(h: &PlanHolder<Wizard>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         super::view::draw(h, area, buf, shared, look);
     }
 }
