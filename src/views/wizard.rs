@@ -51,7 +51,9 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     /// What its IO tasks report.
     type News: Send + Sync + 'static;
     /// The request's keys (the plan's are the one gate's; the move keys are added).
-    fn keys() -> &'static [Binding<FormKey, PlanScreen<Wizard<Self>>>];
+    const KEYS: &'static [Binding<FormKey, PlanScreen<Wizard<Self>>>];
+    /// The wizard drawn (its request, its plan: as its stage says).
+    const DRAW: Draw<Self>;
     /// A new wizard brought on screen from `opening`, and its step; or why it cannot show.
     fn open(opening: &Opening, shared: &Shared) -> Result<(Self, Step), Message>;
     /// The cluster its plan acts on.
@@ -74,9 +76,10 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     fn typed(&mut self, _field: Self::Field) -> Step {
         Step::default()
     }
-    /// The wizard drawn (its request, its plan: as its stage says).
-    fn draw(h: &PlanHolder<Wizard<Self>>, area: Rect, buf: &mut Buffer, s: &Shared, look: &Look);
 }
+
+/// How a wizard of kind `W` is drawn.
+pub type Draw<W> = fn(&PlanHolder<Wizard<W>>, Rect, &mut Buffer, &Shared, &Look);
 
 /// A wizard: its kind's request as typed and chosen, and the form's own state (the focused
 /// field, the plan asked for the request) held once for every kind.
@@ -134,7 +137,7 @@ impl<W: WizardKind> PlanOperation for Wizard<W> {
     type Key = FormKey;
 
     fn own_keys(screen: &PlanScreen<Self>) -> &'static [Binding<FormKey, PlanScreen<Self>>] {
-        if on_plan(screen) { &[] } else { W::keys() }
+        if on_plan(screen) { &[] } else { W::KEYS }
     }
 
     fn before_plan(screen: &PlanScreen<Self>) -> bool {
@@ -240,7 +243,7 @@ impl<W: WizardKind> PlanOperation for Wizard<W> {
 
     fn draw(screen: &PlanScreen<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         match &screen.plan {
-            Some(h) => W::draw(h, area, buf, shared, look),
+            Some(h) => (W::DRAW)(h, area, buf, shared, look),
             None => Paragraph::new(W::CLOSED)
                 .style(look.styles.get(Role::Muted))
                 .render(area, buf),

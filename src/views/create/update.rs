@@ -3,9 +3,6 @@
 //! own planner asked for it, the approved create run on the one runner); an unfinished
 //! create's journal fills the wizard so its run resumes. Pure: IO is asked for as screen tasks
 //! and answered as news.
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
 use super::{CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, NAME, NewCluster};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
@@ -19,9 +16,8 @@ use crate::cluster_lifecycle::{
     CreatePlan, Delivery, MAX_CONTROLPLANES, MAX_WORKERS, UnfinishedCreate, offered_talos_releases,
 };
 use crate::guards::Guard;
-use crate::tui::Look;
 use crate::views::form::{self, FieldKind, FormField, FormKey, cycled, field};
-use crate::views::wizard::WizardKind;
+use crate::views::wizard::{Draw, WizardKind};
 
 /// Every typed field's prompt on the input line.
 const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
@@ -68,13 +64,11 @@ impl WizardKind for NewCluster {
     ];
     const ACTION: fn(&CreatePlan) -> MutatingAction = CreatePlan::action;
     const RUN: fn(Box<CreatePlan>) -> ActionRun = ActionRun::Create;
+    const KEYS: &'static [Binding<FormKey, CreateScreen>] = KEYS;
+    const DRAW: Draw<Self> = super::view::draw;
     type Field = CreateField;
     type Plan = CreatePlan;
     type News = CreateNews;
-
-    fn keys() -> &'static [Binding<FormKey, CreateScreen>] {
-        KEYS
-    }
 
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
     fn open(_: &Opening, shared: &Shared) -> Result<(NewCluster, Step), Message> {
@@ -180,10 +174,6 @@ impl WizardKind for NewCluster {
             "{} has a create journal: its request is filled in, and its run resumes",
             u.cluster
         )))
-    }
-
-    fn draw(h: &PlanHolder<CreateWizard>, area: Rect, buf: &mut Buffer, s: &Shared, look: &Look) {
-        super::view::draw(h, area, buf, s, look);
     }
 }
 

@@ -2,9 +2,6 @@
 //! wizard on the one plan screen (`views::wizard`: its fields, its plan beside the request,
 //! asked of the provider, its guards over live status, the approved provision run on the one
 //! runner). IO is asked for as screen tasks and answered as news.
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
 use super::{
     Field, MAX_COUNT, NAME, NewNodes, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList,
     Wizard,
@@ -22,9 +19,8 @@ use crate::guards::Guard;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::tui::Look;
 use crate::views::form::{self, FieldKind, FormField, FormKey, ProviderChoice, cycled, field};
-use crate::views::wizard::WizardKind;
+use crate::views::wizard::{Draw, WizardKind};
 
 /// The request's keys; the plan's beside them (`a`, `s`, `r`, `?`, Esc) are the one gate's.
 #[rustfmt::skip]
@@ -63,13 +59,11 @@ impl WizardKind for NewNodes {
     ];
     const ACTION: fn(&ProvisionPlan) -> MutatingAction = ProvisionPlan::action;
     const RUN: fn(Box<ProvisionPlan>) -> ActionRun = ActionRun::Provision;
+    const KEYS: &'static [Binding<FormKey, ProvisionScreen>] = KEYS;
+    const DRAW: Draw<Self> = super::view::draw;
     type Field = Field;
     type Plan = ProvisionPlan;
     type News = ProvisionNews;
-
-    fn keys() -> &'static [Binding<FormKey, ProvisionScreen>] {
-        KEYS
-    }
 
     /// The wizard for the cluster the opening names (`app::provision::open` resolves it), its
     /// own provider first; the provider's sources asked for.
@@ -223,9 +217,5 @@ impl WizardKind for NewNodes {
             self.pattern = DEFAULT_NAME_PATTERN.to_string();
         }
         Step::default()
-    }
-
-    fn draw(h: &PlanHolder<Wizard>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(h, area, buf, shared, look);
     }
 }
