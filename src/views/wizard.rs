@@ -41,7 +41,7 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     /// How its plan is made, as Start's refusal says while there is none.
     const MAKE: &'static str;
     /// The fields, top to bottom.
-    const FIELDS: &'static [FormField<Self::Field>];
+    const FIELDS: &'static [FormField<Self::Field, Self>];
     /// What Start asks the dispatcher to approve of its ready plan.
     const ACTION: fn(&Self::Plan) -> MutatingAction;
     /// What the one runner runs for its approved plan.
@@ -62,10 +62,6 @@ pub trait WizardKind: Debug + Clone + Send + Sync + 'static {
     fn on_news(h: &mut PlanHolder<Wizard<Self>>, news: &Self::News, s: &Shared) -> (bool, Step);
     /// Its ready plan's guards over `reading`.
     fn guards_over(&self, plan: Option<&Self::Plan>, reading: &GuardReading<'_>) -> Vec<Guard>;
-    /// The value of a count field.
-    fn count(&mut self, field: Self::Field) -> Option<&mut usize>;
-    /// The value of a text field.
-    fn text(&mut self, field: Self::Field) -> Option<&mut String>;
     /// Left/Right on `field`: the next (or previous) choice taken, and the tasks it asks for;
     /// `None` when `field` offers none (nothing changed).
     fn choose(&mut self, field: Self::Field, forward: bool, shared: &Shared)
@@ -188,8 +184,8 @@ impl<W: WizardKind> PlanOperation for Wizard<W> {
         let Some(field) = h.form.typing.take() else {
             return Step::default();
         };
-        if let Some(value) = h.text(field) {
-            *value = text.trim().to_string();
+        if let FieldKind::Text { value, .. } = &entry::<W>(field).kind {
+            *value(&mut h.plan.request) = text.trim().to_string();
         }
         forget(h);
         h.typed(field)
@@ -252,7 +248,7 @@ impl<W: WizardKind> PlanOperation for Wizard<W> {
 }
 
 /// The field `field`'s entry.
-fn entry<W: WizardKind>(field: W::Field) -> &'static FormField<W::Field> {
+fn entry<W: WizardKind>(field: W::Field) -> &'static FormField<W::Field, W> {
     let fields = W::FIELDS;
     fields
         .iter()
@@ -263,7 +259,7 @@ fn entry<W: WizardKind>(field: W::Field) -> &'static FormField<W::Field> {
 /// The focused field when it is of `kind`, else the form's only one of that kind.
 fn focused_or_only<W: WizardKind>(
     focus: W::Field,
-    kind: fn(&FieldKind) -> bool,
+    kind: fn(&FieldKind<W>) -> bool,
 ) -> Option<W::Field> {
     let of_kind: Vec<_> = W::FIELDS.iter().filter(|f| kind(&f.kind)).collect();
     match of_kind.as_slice() {
@@ -284,10 +280,10 @@ fn forget<W: WizardKind>(h: &mut PlanHolder<Wizard<W>>) {
 fn key_step<W: WizardKind>(h: &mut PlanHolder<Wizard<W>>, key: FormKey, shared: &Shared) -> Step {
     let focus = h.form.field;
     let forward = matches!(key, FormKey::NextValue | FormKey::More);
-    let is_count = |k: &FieldKind| matches!(k, FieldKind::Count { .. });
-    let is_text = |k: &FieldKind| matches!(k, FieldKind::Text { .. });
+    let is_count = |k: &FieldKind<W>| matches!(k, FieldKind::Count { .. });
+    let is_text = |k: &FieldKind<W>| matches!(k, FieldKind::Text { .. });
     let effects = match key {
-        FormKey::NextValue | FormKey::PreviousValue => match entry::<W>(focus).kind {
+        FormKey::NextValue | FormKey::PreviousValue => match &entry::<W>(focus).kind {
             FieldKind::Count { .. } => counted(&mut h.plan.request, focus, forward),
             FieldKind::Choice => match h.choose(focus, forward, shared) {
                 Some(effects) => effects,
@@ -321,11 +317,12 @@ fn key_step<W: WizardKind>(h: &mut PlanHolder<Wizard<W>>, key: FormKey, shared: 
 
 /// One more or one fewer of the count `field`, within its bounds.
 fn counted<W: WizardKind>(w: &mut W, field: W::Field, more: bool) -> Vec<Effect> {
-    if let (FieldKind::Count { min, max }, Some(value)) = (entry::<W>(field).kind, w.count(field)) {
+    if let FieldKind::Count { min, max, value } = &entry::<W>(field).kind {
+        let value = value(w);
         *value = if more {
-            (*value + 1).min(max)
+            (*value + 1).min(*max)
         } else {
-            value.saturating_sub(1).max(min)
+            value.saturating_sub(1).max(*min)
         };
     }
     Vec::new()
@@ -334,11 +331,12 @@ fn counted<W: WizardKind>(w: &mut W, field: W::Field, more: bool) -> Vec<Effect>
 /// The input line opened on the text `field`; on any other, a note that Left/Right change it.
 fn edit<W: WizardKind>(w: &mut Wizard<W>, field: Option<W::Field>) -> Step {
     let focus = entry::<W>(w.form.field);
-    let Some((field, FieldKind::Text { prompt })) = field.map(|f| (f, entry::<W>(f).kind)) else {
+    let Some((field, FieldKind::Text { prompt, value })) = field.map(|f| (f, &entry::<W>(f).kind))
+    else {
         let text = format!("{}: Left/Right change it", focus.title);
         return Step::message(Message::info(text));
     };
-    let text = w.text(field).map(|t| t.clone()).unwrap_or_default();
+    let text = value(&mut w.request).clone();
     w.form.typing = Some(field);
     Step::ask(Ask::Input { prompt, text })
 }

@@ -19,8 +19,13 @@ use crate::guards::Guard;
 use crate::views::form::{self, FieldKind, FormField, FormKey, cycled, field};
 use crate::views::wizard::{Draw, WizardKind};
 
-/// Every typed field's prompt on the input line.
-const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
+/// A typed field, its value at `value`: every one's prompt on the input line is the same.
+const fn typed(value: fn(&mut NewCluster) -> &mut String) -> FieldKind<NewCluster> {
+    FieldKind::Text {
+        prompt: "value> ",
+        value,
+    }
+}
 
 /// The request's keys (`n` on the fleet opens it: the shell's table; the plan's keys are the
 /// one gate's).
@@ -51,16 +56,16 @@ impl WizardKind for NewCluster {
     const CLOSED: &'static str = "No create wizard open. n on the fleet opens it.";
     const MAKE: &'static str = "Enter makes the plan";
     #[rustfmt::skip]
-    const FIELDS: &'static [FormField<CreateField>] = &[
-        field(CreateField::Name, "Name", VALUE),
+    const FIELDS: &'static [FormField<CreateField, Self>] = &[
+        field(CreateField::Name, "Name", typed(|w| &mut w.name)),
         field(CreateField::Provider, "Provider", FieldKind::Choice),
-        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES }),
-        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS }),
-        field(CreateField::Talos, "Talos", VALUE),
-        field(CreateField::Kubernetes, "Kubernetes", VALUE),
-        field(CreateField::Endpoint, "Endpoint", VALUE),
+        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES, value: |w| &mut w.controlplanes }),
+        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS, value: |w| &mut w.workers }),
+        field(CreateField::Talos, "Talos", typed(|w| &mut w.talos)),
+        field(CreateField::Kubernetes, "Kubernetes", typed(|w| &mut w.kubernetes)),
+        field(CreateField::Endpoint, "Endpoint", typed(|w| &mut w.endpoint)),
         field(CreateField::Delivery, "Delivery", FieldKind::Choice),
-        field(CreateField::Patches, "Patches", VALUE),
+        field(CreateField::Patches, "Patches", typed(|w| &mut w.patches)),
     ];
     const ACTION: fn(&CreatePlan) -> MutatingAction = CreatePlan::action;
     const RUN: fn(Box<CreatePlan>) -> ActionRun = ActionRun::Create;
@@ -107,25 +112,6 @@ impl WizardKind for NewCluster {
     /// The planner evaluated them with the plan; a new plan reads them again.
     fn guards_over(&self, _: Option<&CreatePlan>, _: &GuardReading<'_>) -> Vec<Guard> {
         self.guards.clone()
-    }
-
-    fn count(&mut self, field: CreateField) -> Option<&mut usize> {
-        match field {
-            CreateField::ControlPlanes => Some(&mut self.controlplanes),
-            CreateField::Workers => Some(&mut self.workers),
-            _ => None,
-        }
-    }
-
-    fn text(&mut self, field: CreateField) -> Option<&mut String> {
-        match field {
-            CreateField::Name => Some(&mut self.name),
-            CreateField::Talos => Some(&mut self.talos),
-            CreateField::Kubernetes => Some(&mut self.kubernetes),
-            CreateField::Endpoint => Some(&mut self.endpoint),
-            CreateField::Patches => Some(&mut self.patches),
-            _ => None,
-        }
     }
 
     /// The providers, the offered Talos releases (its text typed otherwise), the delivery.

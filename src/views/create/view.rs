@@ -121,7 +121,7 @@ fn draw_form(w: &CreateWizard, look: &Look, area: Rect, buf: &mut Buffer) {
     Paragraph::new(Span::styled("Create a new cluster", s.get(Role::Title)))
         .block(pad.clone())
         .render(head, buf);
-    let row = |f: &FormField<CreateField>| (f.title, value(w, f.field));
+    let row = |f: &FormField<CreateField, NewCluster>| (f.title, value(w, f.field));
     render_request(look, (fields, w.form.field), row, true, fields_area, buf);
     Paragraph::new(notes(w, look))
         .block(pad.clone())

@@ -50,12 +50,12 @@ impl WizardKind for NewNodes {
     const CLOSED: &'static str = "No provision wizard open. p opens it from a cluster.";
     const MAKE: &'static str = "Enter makes the plan, s then provisions";
     #[rustfmt::skip]
-    const FIELDS: &'static [FormField<Field>] = &[
+    const FIELDS: &'static [FormField<Field, Self>] = &[
         field(Field::Provider, "Provider", FieldKind::Choice),
         field(Field::Role, "Role", FieldKind::Choice),
         field(Field::Source, "Source", FieldKind::Choice),
-        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT }),
-        field(Field::Names, "Names", FieldKind::Text { prompt: "names> " }),
+        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT, value: |w| &mut w.count }),
+        field(Field::Names, "Names", FieldKind::Text { prompt: "names> ", value: |w| &mut w.pattern }),
     ];
     const ACTION: fn(&ProvisionPlan) -> MutatingAction = ProvisionPlan::action;
     const RUN: fn(Box<ProvisionPlan>) -> ActionRun = ActionRun::Provision;
@@ -155,14 +155,6 @@ impl WizardKind for NewNodes {
             self.machine_config_endpoint.as_deref(),
             reading.capi_owner,
         )
-    }
-
-    fn count(&mut self, field: Field) -> Option<&mut usize> {
-        (field == Field::Count).then_some(&mut self.count)
-    }
-
-    fn text(&mut self, field: Field) -> Option<&mut String> {
-        (field == Field::Names).then_some(&mut self.pattern)
     }
 
     /// Another provider lists its sources again; another role selects the source the config

@@ -51,7 +51,7 @@ pub(super) fn draw(
         Constraint::Length(guard_rows),
         Constraint::Length(1),
     ]));
-    let row = |f: &FormField<Field>| match f.field {
+    let row = |f: &FormField<Field, NewNodes>| match f.field {
         Field::Source => (w.source_title(), value(w, shared.config, f.field)),
         field => (f.title, value(w, shared.config, field)),
     };
