@@ -1,9 +1,10 @@
-//! The wizards (create, provision) on the one plan screen (`views::plan`): a wizard is its
-//! request's form (`views::form`) held on the one plan holder, and the plan a planner makes of
-//! the request shown with its guards behind the one gate, apart from the form (Enter goes on to
-//! it, Esc back) or beside it (Tab moves the keys between the fields and the guards). A kind
-//! says only what is its own ([`WizardKind`]): its fields, keys, plan task and news, its
-//! guards, what its approved plan runs, and its panes; the form's steps are here once. Pure.
+//! The wizards (create, provision) on the one plan screen (`views::plan`): a wizard
+//! ([`Wizard`]) is a kind's request and its form (`views::form`) held on the one plan holder,
+//! and the plan a planner makes of the request shown with its guards behind the one gate,
+//! apart from the form (Enter goes on to it, Esc back) or beside it (Tab moves the keys
+//! between the fields and the guards). A kind says only what is its own ([`WizardKind`]): its
+//! fields (where each count's and text's value is), keys, plan task and news, its guards, what
+//! its approved plan runs, and its panes; the form's steps are here once. Pure.
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
