@@ -32,7 +32,7 @@ pub use plan::{
     CreatePlan, DeletePlan, Delivery, EndpointChoice, KnownVm, PatchFiles, PlannedVm, TemplateRef,
     VmSource, VmsKnownBy,
 };
-pub use planner::{CreateRequest, PlanError, plan_create};
+pub use planner::{CreateRequest, MAX_CONTROLPLANES, MAX_WORKERS, PlanError, plan_create};
 pub use progress::{CreatePhase, LifecycleEvent, PhaseState, RunSummary};
 pub use provider_steps::ProviderSteps;
 pub use runner::{CreateOptions, CreateRunner, FingerprintPolicy, FingerprintQuestion};

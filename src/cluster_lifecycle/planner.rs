@@ -38,6 +38,11 @@ pub struct CreateRequest {
     pub with_secrets: Option<PathBuf>,
 }
 
+/// The most control planes and workers a create asks for (`create`'s `--controlplanes` and
+/// `--workers` take 1..=9 and 0..=100; the console's wizard counts within them).
+pub const MAX_CONTROLPLANES: usize = 9;
+pub const MAX_WORKERS: usize = 100;
+
 impl CreateRequest {
     /// The request that plans `plan` again (a killed run's, to resume it): the Kubernetes
     /// version as asked (none when it was defaulted) and the endpoint only when given.

@@ -15,28 +15,36 @@ use crate::app::plan_screen::AskedPlan;
 use crate::config::{Config, ProviderKind};
 use crate::tui::Role;
 
-/// What Left/Right, `+` / `-` and the edit key do on a field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldKind {
+/// What Left/Right, `+` / `-` and the edit key do on a field of the request `K`, and where in
+/// `K` a count's or a text's value is.
+#[derive(Debug)]
+pub enum FieldKind<K> {
     /// Left/Right take the next or previous choice (`WizardKind::choose`).
     Choice,
     /// Left/Right and `+` / `-` count up or down within the bounds.
-    Count { min: usize, max: usize },
+    Count {
+        min: usize,
+        max: usize,
+        value: fn(&mut K) -> &mut usize,
+    },
     /// Typed on the input line after `prompt`; Left/Right cycle what `WizardKind::choose` offers,
     /// else open the input line.
-    Text { prompt: &'static str },
+    Text {
+        prompt: &'static str,
+        value: fn(&mut K) -> &mut String,
+    },
 }
 
-/// One field of a form, as its row names it.
-#[derive(Debug, Clone, Copy)]
-pub struct FormField<F> {
+/// One field of a form of the request `K`, as its row names it.
+#[derive(Debug)]
+pub struct FormField<F, K> {
     pub field: F,
     pub title: &'static str,
-    pub kind: FieldKind,
+    pub kind: FieldKind<K>,
 }
 
 /// The field `field`, its row titled `title`.
-pub const fn field<F>(field: F, title: &'static str, kind: FieldKind) -> FormField<F> {
+pub const fn field<F, K>(field: F, title: &'static str, kind: FieldKind<K>) -> FormField<F, K> {
     FormField { field, title, kind }
 }
 
@@ -155,10 +163,10 @@ pub fn provider_value(list: &[ProviderChoice], at: usize, own: Option<&str>) -> 
 /// The form's "Request" pane: a row a field (its title, then its value in its role, as `row`
 /// says), the one focused on marked, the titles padded to the longest; `active` while the
 /// fields have the keys.
-pub fn render_request<F: PartialEq>(
+pub fn render_request<F: PartialEq, K>(
     look: &Look,
-    (fields, focus): (&[FormField<F>], F),
-    row: impl Fn(&FormField<F>) -> (&'static str, (String, Role)),
+    (fields, focus): (&[FormField<F, K>], F),
+    row: impl Fn(&FormField<F, K>) -> (&'static str, (String, Role)),
     active: bool,
     area: Rect,
     buf: &mut Buffer,

@@ -70,7 +70,8 @@ pub enum Field {
     TryTimeout,
 }
 
-/// The wizard's form as typed and chosen.
+/// The wizard's form as typed and chosen, and how many plans it asked (only the latest's news
+/// is kept): what the wizard keeps beside its plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchForm {
     pub cluster: String,
@@ -82,6 +83,7 @@ pub struct PatchForm {
     pub mode: ApplyMode,
     pub try_timeout: Duration,
     pub field: Field,
+    pub asked: u64,
 }
 
 impl PatchForm {
@@ -95,6 +97,7 @@ impl PatchForm {
             mode: ApplyMode::Auto,
             try_timeout: Duration::from_secs(TRY_TIMEOUTS[0]),
             field: Field::File,
+            asked: 0,
         }
     }
 
@@ -253,14 +256,6 @@ impl PlanSubject for PatchPlan {
     }
 }
 
-/// What the wizard keeps beside its plan: the form, and how many plans were asked (only the
-/// latest's news is kept).
-#[derive(Debug, Clone)]
-pub struct PatchDraft {
-    pub form: PatchForm,
-    pub asked: u64,
-}
-
 /// The wizard: its form, then the plan of what it asked on the one plan screen (drawn over the
 /// config screen, which hands it its keys and news).
 pub type PatchWizard = PlanScreen<PatchPlan>;
@@ -287,22 +282,19 @@ static FORM: &[Binding<FormKey, PatchWizard>] = &[
 ];
 
 fn on_choice(wizard: &PatchWizard) -> bool {
-    wizard.kept.form.on_choice()
+    wizard.kept.on_choice()
 }
 
-impl Default for PatchDraft {
+impl Default for PatchForm {
     fn default() -> Self {
-        PatchDraft {
-            form: PatchForm::new("", ""),
-            asked: 0,
-        }
+        PatchForm::new("", "")
     }
 }
 
 impl PlanOperation for PatchPlan {
     const NAME: ScreenName = PATCH;
     const TITLE: &'static str = "Config patch (p on the config screen)";
-    type Kept = PatchDraft;
+    type Kept = PatchForm;
     type Key = FormKey;
 
     /// The form's keys while no plan shows.
@@ -322,12 +314,12 @@ impl PlanOperation for PatchPlan {
             ));
         };
         *wizard = PatchWizard::default();
-        wizard.kept.form = PatchForm::new(cluster, node);
+        wizard.kept = PatchForm::new(cluster, node);
         Ok(Step::default())
     }
 
     fn on_key(wizard: &mut PatchWizard, key: FormKey, _: &Shared) -> Step {
-        let form = &mut wizard.kept.form;
+        let form = &mut wizard.kept;
         match key {
             FormKey::Field(forward) => form.step_field(forward),
             FormKey::Choose(forward) => form.choose(forward),
@@ -353,7 +345,7 @@ impl PlanOperation for PatchPlan {
     }
 
     fn on_char(wizard: &mut PatchWizard, c: char) -> Step {
-        if let Some(text) = wizard.kept.form.text_mut() {
+        if let Some(text) = wizard.kept.text_mut() {
             text.push(c);
         }
         Step::default()
@@ -386,7 +378,7 @@ impl PlanOperation for PatchPlan {
 impl PatchWizard {
     /// The plan of the form asked of the console; the form says what it lacks.
     fn ask_plan(&mut self) -> Step {
-        let task = match self.kept.form.task(self.kept.asked + 1) {
+        let task = match self.kept.task(self.kept.asked + 1) {
             Ok(task) => task,
             Err(why) => return Step::message(Message::warn(why)),
         };
@@ -395,7 +387,7 @@ impl PatchWizard {
             asked: task.clone(),
             read: None,
         };
-        self.plan = Some(PlanHolder::new(&self.kept.form.cluster, plan));
+        self.plan = Some(PlanHolder::new(&self.kept.cluster, plan));
         Step::effects(vec![Effect::Screen(ScreenTask::new(PATCH, task))])
     }
 

@@ -68,7 +68,7 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
         let screen = s.screens.find::<ConfigScreen>().unwrap();
         screen.node.request.as_ref().unwrap().node.name.clone()
     };
-    let form = &patch(&s).kept.form;
+    let form = &patch(&s).kept;
     assert_eq!(
         (form.targets, form.nodes.as_str()),
         (Targets::Named, node.as_str())
@@ -84,9 +84,9 @@ fn p_opens_the_wizard_for_the_node_on_screen_and_esc_closes_it() {
     );
     // Typed text goes to the field, `q` included.
     typed(&mut s, "q.yaml");
-    assert_eq!(patch(&s).kept.form.file, "q.yaml");
+    assert_eq!(patch(&s).kept.file, "q.yaml");
     press(&mut s, KeyCode::Backspace);
-    assert_eq!(patch(&s).kept.form.file, "q.yam");
+    assert_eq!(patch(&s).kept.file, "q.yam");
     press(&mut s, KeyCode::Esc);
     assert_ne!(
         keymap::context(&s),
@@ -107,13 +107,13 @@ fn the_form_makes_the_request_and_says_what_it_lacks() {
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Right);
     assert_eq!(
-        patch(&s).kept.form.fields(),
+        patch(&s).kept.fields(),
         [Field::File, Field::Targets, Field::Mode]
     );
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Left);
-    assert_eq!(patch(&s).kept.form.mode, ApplyMode::Try);
-    assert!(patch(&s).kept.form.fields().contains(&Field::TryTimeout));
+    assert_eq!(patch(&s).kept.mode, ApplyMode::Try);
+    assert!(patch(&s).kept.fields().contains(&Field::TryTimeout));
     press(&mut s, KeyCode::Tab);
     press(&mut s, KeyCode::Right);
     let asked = tasks(&press(&mut s, KeyCode::Enter));
@@ -129,7 +129,7 @@ fn the_form_makes_the_request_and_says_what_it_lacks() {
     // Esc on the plan: the wizard again, as it was.
     press(&mut s, KeyCode::Esc);
     assert!(patch(&s).plan.is_none());
-    assert_eq!(patch(&s).kept.form.file, "kubelet.yaml");
+    assert_eq!(patch(&s).kept.file, "kubelet.yaml");
 }
 
 #[test]

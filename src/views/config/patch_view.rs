@@ -29,7 +29,7 @@ pub(super) fn draw(
 
 fn draw_form(wizard: &PatchWizard, area: Rect, buf: &mut Buffer, look: &Look) {
     let s = &look.styles;
-    let form = &wizard.kept.form;
+    let form = &wizard.kept;
     let title = format!(
         " Patch the machine configuration of {} ",
         printable(&form.cluster)

@@ -9,16 +9,20 @@ use crate::app::screens::ScreenName;
 use crate::cluster_lifecycle::{CreatePlan, CreateRequest, UnfinishedCreate};
 use crate::guards::Guard;
 use crate::views::plan::PlanScreen;
+use crate::views::wizard::Wizard;
 
 mod plan;
 mod update;
 mod view;
 pub mod wizard;
 
-pub use wizard::{CreateField, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS};
+pub use wizard::{CreateField, NewCluster};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "create";
+
+/// The create wizard: the new cluster asked for and its form.
+pub type CreateWizard = Wizard<NewCluster>;
 
 /// The create screen: the wizard on the one plan screen.
 pub type CreateScreen = PlanScreen<CreateWizard>;

@@ -17,8 +17,8 @@ use crate::approval::{
 };
 use crate::cluster_lifecycle::guards::tests::plan;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreatePhase, CreatePlan, Delivery, EndpointChoice, LifecycleEvent, PhaseState,
-    RunSummary, UnfinishedCreate, context_names, create_guards,
+    CreateFacts, CreatePhase, CreatePlan, Delivery, EndpointChoice, LifecycleEvent,
+    MAX_CONTROLPLANES, PhaseState, RunSummary, UnfinishedCreate, context_names, create_guards,
 };
 use crate::config::Config;
 use crate::operation::OperationKind;

@@ -3,13 +3,7 @@
 //! own planner asked for it, the approved create run on the one runner); an unfinished
 //! create's journal fills the wizard so its run resumes. Pure: IO is asked for as screen tasks
 //! and answered as news.
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
-use super::{
-    CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, MAX_CONTROLPLANES,
-    MAX_WORKERS, NAME,
-};
+use super::{CreateField, CreateNews, CreateScreen, CreateTask, CreateWizard, NAME, NewCluster};
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
@@ -18,14 +12,20 @@ use crate::app::plan_screen::{GuardReading, PlanHolder};
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
-use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
+use crate::cluster_lifecycle::{
+    CreatePlan, Delivery, MAX_CONTROLPLANES, MAX_WORKERS, UnfinishedCreate, offered_talos_releases,
+};
 use crate::guards::Guard;
-use crate::tui::Look;
-use crate::views::form::{self, FieldKind, FormField, FormKey, FormState, cycled, field};
-use crate::views::wizard::WizardKind;
+use crate::views::form::{self, FieldKind, FormField, FormKey, cycled, field};
+use crate::views::wizard::{Draw, WizardKind};
 
-/// Every typed field's prompt on the input line.
-const VALUE: FieldKind = FieldKind::Text { prompt: "value> " };
+/// A typed field, its value at `value`: every one's prompt on the input line is the same.
+const fn typed(value: fn(&mut NewCluster) -> &mut String) -> FieldKind<NewCluster> {
+    FieldKind::Text {
+        prompt: "value> ",
+        value,
+    }
+}
 
 /// The request's keys (`n` on the fleet opens it: the shell's table; the plan's keys are the
 /// one gate's).
@@ -47,7 +47,7 @@ fn task(task: CreateTask) -> Effect {
 /// What the create says of itself as a wizard: its plan apart from the request, made by the
 /// CLI's own planner with its guards; the journals killed runs left read when it opens; its
 /// fields' rows and kinds, the counts within the CLI's bounds, the choices Left/Right cycle.
-impl WizardKind for CreateWizard {
+impl WizardKind for NewCluster {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Create a cluster (n on the fleet)";
     const PLAN_APART: bool = true;
@@ -56,37 +56,27 @@ impl WizardKind for CreateWizard {
     const CLOSED: &'static str = "No create wizard open. n on the fleet opens it.";
     const MAKE: &'static str = "Enter makes the plan";
     #[rustfmt::skip]
-    const FIELDS: &'static [FormField<CreateField>] = &[
-        field(CreateField::Name, "Name", VALUE),
+    const FIELDS: &'static [FormField<CreateField, Self>] = &[
+        field(CreateField::Name, "Name", typed(|w| &mut w.name)),
         field(CreateField::Provider, "Provider", FieldKind::Choice),
-        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES }),
-        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS }),
-        field(CreateField::Talos, "Talos", VALUE),
-        field(CreateField::Kubernetes, "Kubernetes", VALUE),
-        field(CreateField::Endpoint, "Endpoint", VALUE),
+        field(CreateField::ControlPlanes, "Control planes", FieldKind::Count { min: 1, max: MAX_CONTROLPLANES, value: |w| &mut w.controlplanes }),
+        field(CreateField::Workers, "Workers", FieldKind::Count { min: 0, max: MAX_WORKERS, value: |w| &mut w.workers }),
+        field(CreateField::Talos, "Talos", typed(|w| &mut w.talos)),
+        field(CreateField::Kubernetes, "Kubernetes", typed(|w| &mut w.kubernetes)),
+        field(CreateField::Endpoint, "Endpoint", typed(|w| &mut w.endpoint)),
         field(CreateField::Delivery, "Delivery", FieldKind::Choice),
-        field(CreateField::Patches, "Patches", VALUE),
+        field(CreateField::Patches, "Patches", typed(|w| &mut w.patches)),
     ];
     const ACTION: fn(&CreatePlan) -> MutatingAction = CreatePlan::action;
     const RUN: fn(Box<CreatePlan>) -> ActionRun = ActionRun::Create;
+    const KEYS: &'static [Binding<FormKey, CreateScreen>] = KEYS;
+    const DRAW: Draw<Self> = super::view::draw;
     type Field = CreateField;
     type Plan = CreatePlan;
     type News = CreateNews;
 
-    fn keys() -> &'static [Binding<FormKey, CreateScreen>] {
-        KEYS
-    }
-
-    fn form(&self) -> &FormState<CreateField, CreatePlan> {
-        &self.form
-    }
-
-    fn form_mut(&mut self) -> &mut FormState<CreateField, CreatePlan> {
-        &mut self.form
-    }
-
     /// `n` on the fleet: a new wizard (the journals of killed runs are read for it).
-    fn open(_: &Opening, shared: &Shared) -> Result<(CreateWizard, Step), Message> {
+    fn open(_: &Opening, shared: &Shared) -> Result<(NewCluster, Step), Message> {
         let providers = form::providers(shared.config, None);
         let message = providers
             .is_empty()
@@ -95,14 +85,14 @@ impl WizardKind for CreateWizard {
             message,
             ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
         };
-        Ok((CreateWizard::new(providers, offered_talos_releases()), step))
+        Ok((NewCluster::new(providers, offered_talos_releases()), step))
     }
 
     fn cluster(&self) -> &str {
         self.name.trim()
     }
 
-    fn on_news(h: &mut PlanHolder<Self>, news: &CreateNews, shared: &Shared) -> (bool, Step) {
+    fn on_news(h: &mut PlanHolder<CreateWizard>, news: &CreateNews, s: &Shared) -> (bool, Step) {
         match news {
             CreateNews::Unfinished { found, errors } => (true, h.on_unfinished(found, errors)),
             CreateNews::Planned { asked, result } => {
@@ -112,7 +102,7 @@ impl WizardKind for CreateWizard {
                 };
                 if h.form.answer(*asked, result) {
                     h.plan.guards = guards;
-                    h.evaluate_guards(&shared.guards.guard_reading(&h.cluster));
+                    h.evaluate_guards(&s.guards.guard_reading(&h.cluster));
                 }
                 (true, Step::default())
             }
@@ -120,27 +110,8 @@ impl WizardKind for CreateWizard {
     }
 
     /// The planner evaluated them with the plan; a new plan reads them again.
-    fn guards_over(&self, _: &GuardReading<'_>) -> Vec<Guard> {
+    fn guards_over(&self, _: Option<&CreatePlan>, _: &GuardReading<'_>) -> Vec<Guard> {
         self.guards.clone()
-    }
-
-    fn count(&mut self, field: CreateField) -> Option<&mut usize> {
-        match field {
-            CreateField::ControlPlanes => Some(&mut self.controlplanes),
-            CreateField::Workers => Some(&mut self.workers),
-            _ => None,
-        }
-    }
-
-    fn text(&mut self, field: CreateField) -> Option<&mut String> {
-        match field {
-            CreateField::Name => Some(&mut self.name),
-            CreateField::Talos => Some(&mut self.talos),
-            CreateField::Kubernetes => Some(&mut self.kubernetes),
-            CreateField::Endpoint => Some(&mut self.endpoint),
-            CreateField::Patches => Some(&mut self.patches),
-            _ => None,
-        }
     }
 
     /// The providers, the offered Talos releases (its text typed otherwise), the delivery.
@@ -190,13 +161,9 @@ impl WizardKind for CreateWizard {
             u.cluster
         )))
     }
-
-    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(h, area, buf, shared, look);
-    }
 }
 
-impl CreateWizard {
+impl NewCluster {
     /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
     fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
         let mut message = errors.first().map(|e| Message::error(e.clone()));

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::{CreateField, CreateWizard};
+use super::{CreateField, CreateWizard, NewCluster};
 use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::Shared;
 use crate::cluster_lifecycle::Delivery;
@@ -109,7 +109,7 @@ fn notes(w: &CreateWizard, look: &Look) -> Vec<Line<'static>> {
 /// The wizard: its request, what the operator should know, and what Enter does.
 fn draw_form(w: &CreateWizard, look: &Look, area: Rect, buf: &mut Buffer) {
     let s = &look.styles;
-    let fields = CreateWizard::FIELDS;
+    let fields = NewCluster::FIELDS;
     let [head, fields_area, notes_area, last] = area.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(fields.len() as u16 + 2),
@@ -121,7 +121,7 @@ fn draw_form(w: &CreateWizard, look: &Look, area: Rect, buf: &mut Buffer) {
     Paragraph::new(Span::styled("Create a new cluster", s.get(Role::Title)))
         .block(pad.clone())
         .render(head, buf);
-    let row = |f: &FormField<CreateField>| (f.title, value(w, f.field));
+    let row = |f: &FormField<CreateField, NewCluster>| (f.title, value(w, f.field));
     render_request(look, (fields, w.form.field), row, true, fields_area, buf);
     Paragraph::new(notes(w, look))
         .block(pad.clone())

@@ -1,15 +1,11 @@
 //! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
-//! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
-//! it. Plain data; `update` changes it as the one wizard (`views::wizard`) steps it.
-use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
+//! patches) as the CLI's flags make it, and the guards the CLI's own planner made with its
+//! plan. Plain data; `update` changes it as the one wizard (`views::wizard`) steps it.
+use crate::cluster_lifecycle::{CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
 use crate::guards::Guard;
-use crate::views::form::{FormState, ProviderChoice};
+use crate::views::form::ProviderChoice;
 
-/// The most control planes and workers the wizard asks for (the CLI's bounds).
-pub const MAX_CONTROLPLANES: usize = 9;
-pub const MAX_WORKERS: usize = 100;
-
-/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
+/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `WizardKind::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateField {
     Name,
@@ -23,9 +19,9 @@ pub enum CreateField {
     Patches,
 }
 
-/// The create wizard.
+/// The new cluster as the create wizard asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateWizard {
+pub struct NewCluster {
     pub name: String,
     /// taloscope's configured providers, by name.
     pub providers: Vec<ProviderChoice>,
@@ -42,8 +38,6 @@ pub struct CreateWizard {
     pub delivery: Delivery,
     /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
     pub patches: String,
-    /// The focused field and the plan asked for the request.
-    pub form: FormState<CreateField, CreatePlan>,
     /// The guards the CLI's own planner evaluated with the plan.
     pub guards: Vec<Guard>,
     /// The creates killed runs left, as read when the wizard opened.
@@ -52,9 +46,9 @@ pub struct CreateWizard {
     pub resuming: Option<UnfinishedCreate>,
 }
 
-impl CreateWizard {
-    pub fn new(providers: Vec<ProviderChoice>, talos_offered: Vec<String>) -> CreateWizard {
-        CreateWizard {
+impl NewCluster {
+    pub fn new(providers: Vec<ProviderChoice>, talos_offered: Vec<String>) -> NewCluster {
+        NewCluster {
             name: String::new(),
             providers,
             provider: 0,
@@ -66,7 +60,6 @@ impl CreateWizard {
             endpoint: String::new(),
             delivery: Delivery::default(),
             patches: String::new(),
-            form: FormState::new(CreateField::Name),
             guards: Vec::new(),
             unfinished: Vec::new(),
             resuming: None,

@@ -9,8 +9,9 @@ use crate::app::screens::ScreenName;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 pub use crate::provision::SourceChoice;
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::views::form::{FormState, ProviderChoice};
+use crate::views::form::ProviderChoice;
 use crate::views::plan::PlanScreen;
+use crate::views::wizard;
 
 mod update;
 mod view;
@@ -29,7 +30,7 @@ pub enum SourceList {
     Ready(Vec<SourceChoice>),
 }
 
-/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `Form::FIELDS`).
+/// The wizard's fields, top to bottom (their rows and kinds: `update`'s `WizardKind::FIELDS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
     Provider,
@@ -39,9 +40,9 @@ pub enum Field {
     Names,
 }
 
-/// The wizard of one cluster.
+/// The new nodes of one cluster as the provision wizard asks for them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wizard {
+pub struct NewNodes {
     /// The cluster as shown.
     pub cluster: String,
     /// Its key in taloscope's config.
@@ -54,14 +55,11 @@ pub struct Wizard {
     pub source: usize,
     pub count: usize,
     pub pattern: String,
-    /// The focused field and the plan asked for the request (its guards over live status as
-    /// `provision --plan` prints them, the same list the headless command checks).
-    pub form: FormState<Field, ProvisionPlan>,
     /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
     pub machine_config_endpoint: Option<String>,
 }
 
-impl Wizard {
+impl NewNodes {
     pub fn provider(&self) -> Option<&ProviderChoice> {
         self.providers.get(self.provider)
     }
@@ -116,6 +114,9 @@ impl Wizard {
         config
     }
 }
+
+/// The provision wizard: the new nodes asked for and its form.
+pub type Wizard = wizard::Wizard<NewNodes>;
 
 /// The provision wizard's screen: the wizard on the one plan screen.
 pub type ProvisionScreen = PlanScreen<Wizard>;

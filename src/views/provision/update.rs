@@ -2,17 +2,15 @@
 //! wizard on the one plan screen (`views::wizard`: its fields, its plan beside the request,
 //! asked of the provider, its guards over live status, the approved provision run on the one
 //! runner). IO is asked for as screen tasks and answered as news.
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
 use super::{
-    Field, MAX_COUNT, NAME, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList, Wizard,
+    Field, MAX_COUNT, NAME, NewNodes, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList,
+    Wizard,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
-use crate::app::plan_screen::{AskedPlan, GuardReading, PlanHolder};
+use crate::app::plan_screen::{GuardReading, PlanHolder};
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{Opening, ScreenName, ScreenTask, Shared, Step};
 use crate::approval::MutatingAction;
@@ -21,11 +19,8 @@ use crate::guards::Guard;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionPlan};
-use crate::tui::Look;
-use crate::views::form::{
-    self, FieldKind, FormField, FormKey, FormState, ProviderChoice, cycled, field,
-};
-use crate::views::wizard::WizardKind;
+use crate::views::form::{self, FieldKind, FormField, FormKey, ProviderChoice, cycled, field};
+use crate::views::wizard::{Draw, WizardKind};
 
 /// The request's keys; the plan's beside them (`a`, `s`, `r`, `?`, Esc) are the one gate's.
 #[rustfmt::skip]
@@ -46,7 +41,7 @@ fn task(task: ProvisionTask) -> Effect {
 /// headless command's planner, opened on a cluster with its sources asked for, the sources and
 /// the plan as news; its fields' rows and kinds, the count within [`MAX_COUNT`], the provider,
 /// role and source Left/Right cycle.
-impl WizardKind for Wizard {
+impl WizardKind for NewNodes {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Provision wizard (p, :provision)";
     const PLAN_APART: bool = false;
@@ -55,34 +50,24 @@ impl WizardKind for Wizard {
     const CLOSED: &'static str = "No provision wizard open. p opens it from a cluster.";
     const MAKE: &'static str = "Enter makes the plan, s then provisions";
     #[rustfmt::skip]
-    const FIELDS: &'static [FormField<Field>] = &[
+    const FIELDS: &'static [FormField<Field, Self>] = &[
         field(Field::Provider, "Provider", FieldKind::Choice),
         field(Field::Role, "Role", FieldKind::Choice),
         field(Field::Source, "Source", FieldKind::Choice),
-        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT }),
-        field(Field::Names, "Names", FieldKind::Text { prompt: "names> " }),
+        field(Field::Count, "Count", FieldKind::Count { min: 1, max: MAX_COUNT, value: |w| &mut w.count }),
+        field(Field::Names, "Names", FieldKind::Text { prompt: "names> ", value: |w| &mut w.pattern }),
     ];
     const ACTION: fn(&ProvisionPlan) -> MutatingAction = ProvisionPlan::action;
     const RUN: fn(Box<ProvisionPlan>) -> ActionRun = ActionRun::Provision;
+    const KEYS: &'static [Binding<FormKey, ProvisionScreen>] = KEYS;
+    const DRAW: Draw<Self> = super::view::draw;
     type Field = Field;
     type Plan = ProvisionPlan;
     type News = ProvisionNews;
 
-    fn keys() -> &'static [Binding<FormKey, ProvisionScreen>] {
-        KEYS
-    }
-
-    fn form(&self) -> &FormState<Field, ProvisionPlan> {
-        &self.form
-    }
-
-    fn form_mut(&mut self) -> &mut FormState<Field, ProvisionPlan> {
-        &mut self.form
-    }
-
     /// The wizard for the cluster the opening names (`app::provision::open` resolves it), its
     /// own provider first; the provider's sources asked for.
-    fn open(opening: &Opening, shared: &Shared) -> Result<(Wizard, Step), Message> {
+    fn open(opening: &Opening, shared: &Shared) -> Result<(NewNodes, Step), Message> {
         let wanted = opening.words.get(1);
         let Some(cluster) = shared.clusters.iter().find(|c| Some(&c.name) == wanted) else {
             return Err(Message::warn(
@@ -99,7 +84,7 @@ impl WizardKind for Wizard {
         let Some(first) = providers.first().map(|p| p.name.clone()) else {
             return Err(form::no_providers(config));
         };
-        let wizard = Wizard {
+        let wizard = NewNodes {
             cluster: cluster.name.clone(),
             key,
             providers,
@@ -109,7 +94,6 @@ impl WizardKind for Wizard {
             source: 0,
             count: 1,
             pattern: DEFAULT_NAME_PATTERN.to_string(),
-            form: FormState::new(Field::Provider),
             machine_config_endpoint: None,
         };
         let list = ProvisionTask::ListSources {
@@ -123,7 +107,7 @@ impl WizardKind for Wizard {
         &self.cluster
     }
 
-    fn on_news(h: &mut PlanHolder<Self>, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
+    fn on_news(h: &mut PlanHolder<Wizard>, news: &ProvisionNews, shared: &Shared) -> (bool, Step) {
         let changed = match news {
             ProvisionNews::Sources {
                 cluster,
@@ -153,10 +137,11 @@ impl WizardKind for Wizard {
         (changed, Step::default())
     }
 
-    /// The list `provision --plan` prints, over the fleet model's live status.
-    fn guards_over(&self, reading: &GuardReading<'_>) -> Vec<Guard> {
+    /// The list `provision --plan` prints over the fleet model's live status, the same list the
+    /// headless command checks.
+    fn guards_over(&self, plan: Option<&ProvisionPlan>, reading: &GuardReading<'_>) -> Vec<Guard> {
         let live = reading.live.filter(|l| l.has_data());
-        let (AskedPlan::Ready(plan), Some(live)) = (&self.form.plan, live) else {
+        let (Some(plan), Some(live)) = (plan, live) else {
             return Vec::new();
         };
         let addresses = (reading.discovered)
@@ -170,14 +155,6 @@ impl WizardKind for Wizard {
             self.machine_config_endpoint.as_deref(),
             reading.capi_owner,
         )
-    }
-
-    fn count(&mut self, field: Field) -> Option<&mut usize> {
-        (field == Field::Count).then_some(&mut self.count)
-    }
-
-    fn text(&mut self, field: Field) -> Option<&mut String> {
-        (field == Field::Names).then_some(&mut self.pattern)
     }
 
     /// Another provider lists its sources again; another role selects the source the config
@@ -232,9 +209,5 @@ impl WizardKind for Wizard {
             self.pattern = DEFAULT_NAME_PATTERN.to_string();
         }
         Step::default()
-    }
-
-    fn draw(h: &PlanHolder<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
-        super::view::draw(h, area, buf, shared, look);
     }
 }

@@ -6,7 +6,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::{Field, SourceList, Wizard};
+use super::{Field, NewNodes, SourceList, Wizard};
 use crate::app::plan_screen::PlanHolder;
 use crate::app::screens::Shared;
 use crate::config::Config;
@@ -38,7 +38,7 @@ pub(super) fn draw(
     );
     let rows = |plan: &ProvisionPlan| plan.table().lines().map(String::from).collect();
     let plan = WizardPlan::of(title, &w.form.plan, w, &NO_PLAN, rows, look);
-    let fields = Wizard::FIELDS;
+    let fields = NewNodes::FIELDS;
     let guard_rows = match plan.checks {
         // Borders and the column header around the rows.
         Ok(_) => w.guards.shown.len().max(1) as u16 + 3,
@@ -51,7 +51,7 @@ pub(super) fn draw(
         Constraint::Length(guard_rows),
         Constraint::Length(1),
     ]));
-    let row = |f: &FormField<Field>| match f.field {
+    let row = |f: &FormField<Field, NewNodes>| match f.field {
         Field::Source => (w.source_title(), value(w, shared.config, f.field)),
         field => (f.title, value(w, shared.config, field)),
     };
