@@ -15,6 +15,10 @@ pub mod provider;
 pub mod room;
 pub mod runner;
 
+/// The most VMs one provision asks for: `provision --count` takes 1..=100, and the console's
+/// wizard counts within it.
+pub const MAX_COUNT: usize = 100;
+
 pub use cluster::GuardInputs;
 pub use guards::provision_guards;
 pub use journal::{JournalEntry, ProviderAt, ProvisionJournal};

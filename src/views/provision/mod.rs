@@ -19,8 +19,8 @@ mod view;
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "provision";
 
-/// Most VMs one wizard asks for.
-pub const MAX_COUNT: usize = 20;
+/// Most VMs one wizard asks for: as many as `provision --count` takes.
+pub use crate::provision::MAX_COUNT;
 
 /// The provider's list, as far as it came.
 #[derive(Debug, Clone, PartialEq, Eq)]
