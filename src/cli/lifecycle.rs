@@ -18,10 +18,10 @@ pub struct CreateArgs {
     #[arg(long, value_name = "NAME")]
     pub provider: String,
     /// Control planes (odd: 1, 3, 5).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::cluster_lifecycle::MAX_CONTROLPLANES as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::cluster_lifecycle::MAX_CONTROLPLANES as u64))]
     pub controlplanes: u64,
     /// Workers.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=crate::cluster_lifecycle::MAX_WORKERS as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=crate::cluster_lifecycle::MAX_WORKERS as u64))]
     pub workers: u64,
     /// Talos version, e.g. v1.11.3.
     #[arg(long, value_name = "VERSION")]

@@ -368,7 +368,7 @@ pub struct ProvisionArgs {
     #[arg(long, value_parser = parse_role, required_unless_present = "terminate")]
     pub role: Option<crate::config::MachineRole>,
     /// How many new nodes.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::provision::MAX_COUNT as i64))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::provision::MAX_COUNT as u64))]
     pub count: u64,
     /// Provider from taloscope's config (default: the cluster's own).
     #[arg(long, value_name = "NAME")]
