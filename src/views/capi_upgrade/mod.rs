@@ -120,7 +120,7 @@ impl PlanOperation for CapiWay {
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        let request = update::request_of(opening, shared).map_err(Message::warn)?;
+        let request = update::request_of(opening, shared)?;
         let way = CapiWay {
             request: request.clone(),
             read: None,
