@@ -12,7 +12,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use super::keys::{RolloutKey, TALOS, TalosKey};
-use super::view::{label, target_line};
+use super::view::{label, labelled, target_line};
 use super::{
     PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
 };
@@ -137,17 +137,13 @@ impl PlanKind for TalosOs {
         plan_guards(plan, status, &roles_of(status), other)
     }
 
-    fn gate_target(screen: &RolloutPlan<TalosOs>) -> String {
-        screen.target.to_string()
-    }
-
     fn planned(plan: UpgradePlan) -> PlannedRollout {
         PlannedRollout::Talos(plan)
     }
 
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
-        Some((step.node.clone(), explain_step(plan, index)))
+        Some((step.node.clone(), explain_step(plan, step)))
     }
 
     const NAME: ScreenName = TALOS_PLAN;
@@ -331,17 +327,12 @@ impl PlanKind for TalosOs {
         } else {
             "n/a"
         };
-        lines.push(Line::from(vec![
-            label(look, "Options"),
-            Span::styled(
-                format!(
-                    "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",
-                    on_off(o.stage),
-                    o.max_parallel
-                ),
-                s.get(Role::Text),
-            ),
-        ]));
+        let options = format!(
+            "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",
+            on_off(o.stage),
+            o.max_parallel
+        );
+        lines.push(labelled(look, "Options", (&options, Role::Text), width));
         if let Ok(plan) = &screen.made {
             for note in plan.option_notes() {
                 lines.push(Line::from(Span::styled(
@@ -399,10 +390,7 @@ pub fn api_word(api: Option<UpgradeApi>) -> &'static str {
 
 /// What `?` says about one step: what happens to that node, in order, and
 /// why it sits where it does.
-pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
-    let Some(step) = plan.steps.get(index) else {
-        return String::new();
-    };
+pub fn explain_step(plan: &UpgradePlan, step: &PlanStep) -> String {
     let from = step
         .from
         .as_ref()
