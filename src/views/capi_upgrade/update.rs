@@ -1,10 +1,10 @@
-//! The CAPI-way upgrade plan screen's requests and explanations: the plan asked for the
-//! target the in-place plan would choose, and what `?` says of a phase. Pure.
+//! The CAPI-way upgrade plan screen's requests: the plan asked for the target the in-place
+//! plan would choose. Pure.
 use super::{CapiPlanRequest, NAME};
 use crate::app::action::Effect;
 use crate::app::message::Message;
 use crate::app::screens::{Opening, ScreenTask, Shared};
-use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
+use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::kubernetes::chosen_kubernetes_target;
 use crate::upgrade::{LearnedReleases, chosen_talos_target};
 use crate::views::plan::status_in_use;
@@ -44,36 +44,4 @@ pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanR
         version,
         target,
     })
-}
-
-/// What `?` says about `phase` of `plan`: its patch, then how the provider replaces its
-/// Machines and in which order.
-pub(super) fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(String, String)> {
-    let p = plan.phases.get(phase)?;
-    let machines = if p.replace.is_empty() {
-        "none: every Machine already runs the target".to_string()
-    } else {
-        p.replace.join(", ")
-    };
-    let patch = p.patch_text(&plan.version);
-    let text = if p.on_delete {
-        format!(
-            "{patch}\n\nrolloutStrategy OnDelete: the provider replaces a Machine only once it \
-             is deleted. taloscope deletes them one at a time, each once every Machine is \
-             Ready and every etcd member healthy; the provider then creates its \
-             replacement. In this order: {machines}."
-        )
-    } else {
-        let etcd = if p.object == PhaseObject::TalosControlPlane {
-            " after its etcd member leaves; etcd must stay healthy throughout"
-        } else {
-            ""
-        };
-        format!(
-            "{patch}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
-             Machine is created, its node joins and becomes Ready, then the old Machine is \
-             deleted{etcd}. In this order: {machines}."
-        )
-    };
-    Some((p.label(), text))
 }

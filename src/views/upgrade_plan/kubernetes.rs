@@ -1,6 +1,6 @@
 //! The Kubernetes upgrade as a kind of rollout plan: the pre-pull option and the removed-API
 //! count (asked of the console once per (from, target), "checking" until it arrives, folded
-//! back as its news), the guards as the console shows them, and what `?` explains about a step;
+//! back as its news), the guards as the console shows them, and `?` on a step (`upgrade::explain`);
 //! its pane (target and pre-pull on top with the removed-API count, the steps in upstream order:
 //! component, node, from -> to; the guards keeping up to half of what is left). Pure.
 use ratatui::layout::Rect;
@@ -24,7 +24,7 @@ use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
     chosen_kubernetes_target, kubernetes_plan_guards,
 };
-use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
+use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, explain};
 use crate::versions::KubeVersion;
 use crate::views::Look;
 use crate::views::plan::reread_guards;
@@ -199,7 +199,7 @@ impl PlanKind for Kubernetes {
     fn explain_step(plan: &KubernetesUpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         let title = format!("{} on {}", step.component.as_str(), step.node);
-        Some((title, explain_kube_step(plan, step)))
+        Some((title, explain::component_step(plan, step)))
     }
 
     const NAME: ScreenName = KUBE_PLAN;
@@ -345,40 +345,4 @@ impl PlanKind for Kubernetes {
         let guards = screen.guards.shown.len();
         guards_keep_half(area, summary_lines, screen.steps().len(), guards)
     }
-}
-
-/// What `?` says about one step: what happens to that component on that node.
-pub fn explain_kube_step(plan: &KubernetesUpgradePlan, step: &KubeStep) -> String {
-    let component = step.component.as_str();
-    let from = step.from.as_deref().unwrap_or("an unknown version");
-    if step.state == KubeStepState::NoKubeProxy {
-        return format!(
-            "{component} on {}: the cluster has no kube-proxy DaemonSet (kube-proxy is disabled): the step is skipped.",
-            step.node
-        );
-    }
-    if step.state == KubeStepState::AlreadyOnTarget {
-        return format!(
-            "{component} on {} already runs {}: the step is skipped and its machine config is left alone.",
-            step.node, plan.target
-        );
-    }
-    let (section, key) = step.component.config_path();
-    let mut parts = vec![format!(
-        "{component} on {} ({}): {from} -> {}.",
-        step.node,
-        step.role.as_str(),
-        plan.target
-    )];
-    parts.push(format!(
-        "taloscope reads the node's machine config, sets {section}.{key}.image to {}, and applies it with ApplyConfiguration in no-reboot mode: the node does not restart, only this component does.",
-        step.component.image(&plan.target)
-    ));
-    parts.push(match step.component {
-        c if c.is_static_pod() => "It is done when the static pod runs the new version and is ready. The order is upstream's: every kube-apiserver first (one control plane at a time), then the controller managers, then the schedulers, so the API server is never older than the components that talk to it.".to_string(),
-        crate::upgrade::kubernetes::Component::KubeProxy => "kube-proxy runs as a DaemonSet that Talos created once and never updates: after the control planes' config, the step sets the DaemonSet's image and is done when its rollout finishes.".to_string(),
-        _ => "The kubelet restarts with the new image; it is done when the node reports the new kubelet version and is Ready again. Control planes go first, then the workers, one at a time.".to_string(),
-    });
-    parts.push("Before every step the guards are checked again against live status: nodes ready, etcd healthy with no alarms, every control-plane component ready. A step that does not finish within its timeout halts the rollout with the reason.".to_string());
-    parts.join(" ")
 }
