@@ -141,14 +141,6 @@ impl<K: PlanKind> DerefMut for RolloutPlan<K> {
     }
 }
 
-impl<K: PlanKind> RolloutPlanScreen<K> {
-    /// [`RolloutPlan::open_among`] the built-in table's releases (no registry asked).
-    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
-        let table = LearnedReleases::built_in("no registry was asked");
-        RolloutPlan::open_among(status, target, &table)
-    }
-}
-
 impl<K: PlanKind> RolloutPlan<K> {
     /// The plan for `status`, on `target` when given, else the one the kind offers first among
     /// the `learned` releases, on the one plan holder. Errors are one line for the message line.
