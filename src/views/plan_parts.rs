@@ -131,14 +131,12 @@ impl<'a> ChecksPane<'a> {
             ]);
         }
         match refused {
-            Some(why) => Line::from(Span::styled(
-                fit(
-                    &format!("{} Start refused: {why}", g.error),
-                    width,
-                    g.ellipsis,
-                ),
-                s.get(Role::Error),
-            )),
+            Some(why) => fitted(
+                look,
+                &format!("{} Start refused: {why}", g.error),
+                Role::Error,
+                width,
+            ),
             None => Line::from(vec![
                 Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
                 Span::styled("s", s.get(Role::Key)),
@@ -300,6 +298,12 @@ impl SummaryPlan<'_> {
         }
         self.checks.render(look, readonly, guards_area, bottom, buf);
     }
+}
+
+/// `text` in `role` on one line, cut to `width` (a plan's summary line).
+pub(super) fn fitted(look: &Look, text: &str, role: Role, width: usize) -> Line<'static> {
+    let text = fit(text, width, look.glyphs.ellipsis);
+    Line::from(Span::styled(text, look.styles.get(role)))
 }
 
 /// `text` with its first letter upper case (a plan's title on its first line).

@@ -30,6 +30,7 @@ use crate::upgrade::{
 };
 use crate::versions::{TalosVersion, Version};
 use crate::views::plan::reread_guards;
+use crate::views::plan_parts::fitted;
 use crate::views::{Look, fit};
 
 /// The Talos OS upgrade plan screen.
@@ -335,10 +336,8 @@ impl PlanKind for TalosOs {
         lines.push(labelled(look, "Options", (&options, Role::Text), width));
         if let Ok(plan) = &screen.made {
             for note in plan.option_notes() {
-                lines.push(Line::from(Span::styled(
-                    fit(&format!("{} {note}", g.warn), width, g.ellipsis),
-                    s.get(Role::Warn),
-                )));
+                let note = format!("{} {note}", g.warn);
+                lines.push(fitted(look, &note, Role::Warn, width));
             }
         }
         lines
