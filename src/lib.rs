@@ -102,7 +102,9 @@
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
-//!   Machine replacement followed by `operation::capi_upgrade`).
+//!   Machine replacement followed by `operation::capi_upgrade`); what `?` on the plan
+//!   screens says each step of the three does, as `guards` says what each guard checks
+//!   (`upgrade::explain`).
 //! - `machine_config`: a node's running machine configuration read over the Talos API
 //!   (os:admin only), its documents with every secret redacted unless revealed, the
 //!   drift among the nodes of one role, and each node's mark against its role (read by

@@ -21,15 +21,15 @@ use taloscope::fleet::{
 };
 use taloscope::talos::TalosClient;
 use taloscope::upgrade::kubernetes::{
-    KubeGuardInput, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
+    KubeGuardInput, Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
     kubernetes_plan_guards,
 };
 use taloscope::upgrade::observe::ClusterObserver;
 use taloscope::upgrade::{
-    Guard, GuardId, UpgradeOptions, UpgradePlan, offered_targets, plan_guards,
+    Guard, GuardId, LearnedReleases, TalosOs, UpgradeOptions, UpgradePlan, offered_targets,
+    plan_guards,
 };
-use taloscope::views::upgrade_plan::kubernetes::KubePlanScreen;
-use taloscope::views::upgrade_plan::talos::PlanScreen;
+use taloscope::views::upgrade_plan::RolloutPlan;
 
 /// `fleet` (20 clusters of 250 nodes) is the one built-in left out: the same code runs on
 /// it, and 5,000 listeners would make this test the slowest of the suite.
@@ -123,6 +123,11 @@ async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> ClusterObserv
     }
 }
 
+/// The releases a plan is offered from when no registry is asked (the built-in table).
+fn built_in() -> LearnedReleases {
+    LearnedReleases::built_in("no registry was asked")
+}
+
 /// The CLI's guards in the order the plan screens show them (worst first).
 fn as_listed(guards: Vec<Guard>) -> Vec<Guard> {
     let (mut shown, mut selected) = (Vec::new(), None::<GuardId>);
@@ -137,7 +142,7 @@ fn compare_talos_plans(
     cli: &ClusterStatus,
     roles: &taloscope::talos::Roles,
 ) -> bool {
-    let screen = match PlanScreen::open(console, None) {
+    let screen = match RolloutPlan::<TalosOs>::open_among(console, None, &built_in()) {
         Ok(mut screen) => {
             let guards = screen.plan.guards(console, None, None, &[]);
             screen.guards.set(guards);
@@ -170,7 +175,7 @@ async fn compare_kube_plans(
     cli: &ClusterStatus,
     observer: &ClusterObserver,
 ) -> bool {
-    let Ok(mut screen) = KubePlanScreen::open(console, None) else {
+    let Ok(mut screen) = RolloutPlan::<Kubernetes>::open_among(console, None, &built_in()) else {
         return false;
     };
     let plan = KubernetesUpgradePlan::new(cli, &screen.target, true).map_err(|e| e.to_string());

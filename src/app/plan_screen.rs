@@ -121,11 +121,6 @@ impl<K> DerefMut for PlanHolder<K> {
 /// screen (`views::plan`) takes `a`, the typed acknowledgement, `s` and the dispatcher's
 /// answer through these for every kind.
 impl<K: PlanSubject> PlanHolder<K> {
-    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
-    pub fn unready(&self) -> Option<String> {
-        self.plan.unready()
-    }
-
     /// Its guards read again over live status (kept while there is none).
     pub fn read_guards(&mut self, reading: &GuardReading<'_>) {
         if reading.live.is_some() {
@@ -164,7 +159,7 @@ impl<K: PlanSubject> PlanHolder<K> {
     /// that fails until it is acknowledged asks for it first.
     pub fn start_refused(&self) -> Option<String> {
         let ack = self.ack_prompt();
-        self.unready()
+        (self.plan.unready())
             .or_else(|| ack.map(|needed| format!("type the acknowledgement first (a): {needed}")))
             .or_else(|| self.guards.refusal(&self.cluster))
     }
@@ -253,11 +248,6 @@ impl PlanGuards {
             return Some(format!("type the acknowledgement first (a): {needed}"));
         }
         blocking(&self.shown, &self.acks).then(|| "a guard blocks the start".to_string())
-    }
-
-    /// How many guards pass, warn and fail.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        verdict_counts(&self.shown)
     }
 
     /// The index of the selected guard (the first when none is).

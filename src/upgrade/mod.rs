@@ -4,6 +4,7 @@
 //! which learns the Talos releases from a registry (or its cache in the state dir).
 pub mod capi;
 pub mod downtime;
+pub mod explain;
 pub mod guards;
 mod image_ref;
 pub use crate::capi::owned::{InPlaceUpgrade, capi_owned};

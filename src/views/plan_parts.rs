@@ -15,7 +15,7 @@ use crate::app::plan_screen::verdict_word;
 use crate::app::plan_screen::{AskedPlan, PlanGuards, PlanHolder, PlanSubject, verdict_counts};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::tui::Role;
-use crate::upgrade::{Guard, GuardId, Verdict};
+use crate::upgrade::{Guard, Verdict};
 
 static GUARD_COLUMNS: &[Column] = &[
     col("", Width::Content),
@@ -85,28 +85,67 @@ impl<'a> ChecksPane<'a> {
         last: Rect,
         buf: &mut Buffer,
     ) {
-        let g = self.guards;
-        render_guards(
-            look,
-            &g.shown,
-            g.selected,
-            self.active,
-            self.empty,
-            guards_area,
-            buf,
-        );
+        self.render_guards(look, guards_area, buf);
         let width = usize::from(last.width.saturating_sub(2));
-        let line = verdict_line(
-            look,
-            readonly,
-            self.ack_prompt,
-            self.refused,
-            width,
-            self.noun,
-        );
+        let line = self.verdict_line(look, readonly, width);
         Paragraph::new(line)
             .block(Block::new().padding(Padding::horizontal(1)))
             .render(last, buf);
+    }
+
+    /// The guards pane, worst first, with the selected guard; `empty` says why there is no guard
+    /// yet.
+    fn render_guards(&self, look: &Look, area: Rect, buf: &mut Buffer) {
+        let guards = &self.guards.shown;
+        let (pass, warn, fail) = verdict_counts(guards);
+        let title = format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) ");
+        let inner = titled(look, title, self.active, area, buf);
+        let table = StepTable {
+            columns: GUARD_COLUMNS,
+            rows: guard_rows(look, guards),
+            total: guards.len(),
+            selected: self.guards.selected.map(|g| g.title().to_string()),
+            active: self.active,
+            empty: self.empty,
+        };
+        render_listed(look, table, &[], inner, buf);
+    }
+
+    /// The last line of a plan screen: Start offered, refused (why), or the acknowledgement to
+    /// type.
+    fn verdict_line(self, look: &Look, readonly: bool, width: usize) -> Line<'static> {
+        let s = &look.styles;
+        let g = &look.glyphs;
+        let (ack_prompt, refused) = if readonly {
+            let why = "read-only mode (--readonly); the plan is for reading".to_string();
+            (None, Some(why))
+        } else {
+            (self.ack_prompt, self.refused)
+        };
+        if let Some(needed) = ack_prompt {
+            return Line::from(vec![
+                Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
+                Span::styled("a", s.get(Role::Key)),
+                Span::styled(", then type: ", s.get(Role::Warn)),
+                Span::styled(needed.to_string(), s.get(Role::Accent)),
+            ]);
+        }
+        match refused {
+            Some(why) => fitted(
+                look,
+                &format!("{} Start refused: {why}", g.error),
+                Role::Error,
+                width,
+            ),
+            None => Line::from(vec![
+                Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
+                Span::styled("s", s.get(Role::Key)),
+                Span::styled(
+                    format!(" starts (you type the {} name to confirm)", self.noun),
+                    s.get(Role::Text),
+                ),
+            ]),
+        }
     }
 }
 
@@ -202,52 +241,6 @@ impl<'a> WizardPlan<'a> {
     }
 }
 
-/// The last line of a plan screen: Start offered, refused (why), or the acknowledgement to
-/// type.
-fn verdict_line(
-    look: &Look,
-    readonly: bool,
-    ack_prompt: Option<&str>,
-    refused: Option<String>,
-    width: usize,
-    noun: &str,
-) -> Line<'static> {
-    let s = &look.styles;
-    let g = &look.glyphs;
-    let (ack_prompt, refused) = if readonly {
-        let why = "read-only mode (--readonly); the plan is for reading".to_string();
-        (None, Some(why))
-    } else {
-        (ack_prompt, refused)
-    };
-    if let Some(needed) = ack_prompt {
-        return Line::from(vec![
-            Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
-            Span::styled("a", s.get(Role::Key)),
-            Span::styled(", then type: ", s.get(Role::Warn)),
-            Span::styled(needed.to_string(), s.get(Role::Accent)),
-        ]);
-    }
-    match refused {
-        Some(why) => Line::from(Span::styled(
-            fit(
-                &format!("{} Start refused: {why}", g.error),
-                width,
-                g.ellipsis,
-            ),
-            s.get(Role::Error),
-        )),
-        None => Line::from(vec![
-            Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
-            Span::styled("s", s.get(Role::Key)),
-            Span::styled(
-                format!(" starts (you type the {noun} name to confirm)"),
-                s.get(Role::Text),
-            ),
-        ]),
-    }
-}
-
 /// Summary, steps, guards and last line of `area`, from top to bottom, for `top` summary lines,
 /// `steps` rows and `guards` rows: the guards keep up to half of what the summary leaves, the
 /// steps take what they need of the rest, and the guards any surplus.
@@ -266,31 +259,6 @@ pub(super) fn guards_keep_half(area: Rect, top: usize, steps: usize, guards: usi
 
 /// What the guards pane says before any guard was evaluated.
 pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the cluster answers.";
-
-/// The guards pane of a plan screen, worst first, with the selected guard; `empty` says why
-/// there is no guard yet.
-fn render_guards(
-    look: &Look,
-    guards: &[Guard],
-    selected: Option<GuardId>,
-    active: bool,
-    empty: &str,
-    area: Rect,
-    buf: &mut Buffer,
-) {
-    let (pass, warn, fail) = verdict_counts(guards);
-    let title = format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) ");
-    let inner = titled(look, title, active, area, buf);
-    let table = StepTable {
-        columns: GUARD_COLUMNS,
-        rows: guard_rows(look, guards),
-        total: guards.len(),
-        selected: selected.map(|g| g.title().to_string()),
-        active,
-        empty,
-    };
-    render_listed(look, table, &[], inner, buf);
-}
 
 fn tone_of_reason(verdict: Verdict) -> Tone {
     match verdict {
@@ -330,6 +298,12 @@ impl SummaryPlan<'_> {
         }
         self.checks.render(look, readonly, guards_area, bottom, buf);
     }
+}
+
+/// `text` in `role` on one line, cut to `width` (a plan's summary line).
+pub(super) fn fitted(look: &Look, text: &str, role: Role, width: usize) -> Line<'static> {
+    let text = fit(text, width, look.glyphs.ellipsis);
+    Line::from(Span::styled(text, look.styles.get(role)))
 }
 
 /// `text` with its first letter upper case (a plan's title on its first line).

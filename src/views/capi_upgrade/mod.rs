@@ -2,8 +2,8 @@
 //! the in-place plan. It is the one plan screen (`views::plan`) over what the console reads with
 //! `read_capi_plan` (as `taloscope upgrade` / `upgrade-k8s` do, `console::read_plans`);
 //! its guards are `capi_read_guards`, its gate every plan's; Tab switches between the phases and
-//! the guards, `r` reads the plan again. Its update step here, the request and what `?` says
-//! of a phase in `update`, the drawing in `view`.
+//! the guards, `r` reads the plan again, `?` on a phase says what `upgrade::explain` says of it.
+//! Its update step here, the request in `update`, the drawing in `view`.
 
 use std::convert::Infallible;
 
@@ -18,10 +18,10 @@ use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
 use crate::tui::Look;
-use crate::upgrade::Guard;
 use crate::upgrade::capi::{
     CapiProduct, CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards,
 };
+use crate::upgrade::{Guard, explain};
 use crate::views::plan::{PlanOperation, PlanScreen, reread_guards};
 
 mod update;
@@ -120,7 +120,7 @@ impl PlanOperation for CapiWay {
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        let request = update::request_of(opening, shared).map_err(Message::warn)?;
+        let request = update::request_of(opening, shared)?;
         let way = CapiWay {
             request: request.clone(),
             read: None,
@@ -154,7 +154,10 @@ impl PlanOperation for CapiWay {
 
     fn explain(&self) -> Option<(String, String)> {
         match self.plan()? {
-            Ok(read) => update::explain_phase(read, self.phase),
+            Ok(plan) => {
+                let phase = plan.phases.get(self.phase)?;
+                Some((phase.label(), explain::capi_phase(plan, phase)))
+            }
             Err(e) => Some(("no plan".to_string(), e.clone())),
         }
     }

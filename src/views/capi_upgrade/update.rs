@@ -1,11 +1,13 @@
-//! The CAPI-way upgrade plan screen's requests and explanations: the plan asked for the
-//! target the in-place plan would choose, and what `?` says of a phase. Pure.
+//! The CAPI-way upgrade plan screen's requests: the plan asked for the target the in-place
+//! plan would choose. Pure.
 use super::{CapiPlanRequest, NAME};
 use crate::app::action::Effect;
+use crate::app::message::Message;
 use crate::app::screens::{Opening, ScreenTask, Shared};
-use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
+use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::kubernetes::chosen_kubernetes_target;
 use crate::upgrade::{LearnedReleases, chosen_talos_target};
+use crate::views::plan::status_in_use;
 
 pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, request))
@@ -13,27 +15,23 @@ pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
 
 /// The request for the plan `opening` names (the product's word, then the target, if any)
 /// on the cluster in use, which Cluster API owns; or why there is none.
-pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, String> {
-    let cluster = shared
-        .current
-        .ok_or("no cluster in use: Enter on the fleet or :ctx NAME")?;
+pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, Message> {
+    let cluster = shared.cluster_in_use()?;
     let owner = shared.fleet.capi.owner(cluster).cloned();
-    let owner = owner.ok_or_else(|| format!("{cluster} is not owned by Cluster API"))?;
-    let status = shared.fleet.cluster(cluster).filter(|l| l.has_data());
-    let status = &status
-        .ok_or_else(|| format!("no status for {cluster} yet"))?
-        .status;
+    let owner =
+        owner.ok_or_else(|| Message::warn(format!("{cluster} is not owned by Cluster API")))?;
+    let status = status_in_use(shared)?;
     let named = opening.words.get(1).map(String::as_str);
-    let kubernetes =
-        opening.words.first().map(String::as_str) == Some(product_name(CapiProduct::Kubernetes));
-    let (product, chosen) = if kubernetes {
-        let chosen = chosen_kubernetes_target(status, named)?.1;
-        (CapiProduct::Kubernetes, chosen)
-    } else {
-        let releases = LearnedReleases::built_in("no registry was asked");
-        let chosen = chosen_talos_target(status, named, &releases)?.1;
-        (CapiProduct::TalosOs, chosen)
+    let product = match opening.words.first().map(String::as_str) {
+        Some(word) if word == product_name(CapiProduct::Kubernetes) => CapiProduct::Kubernetes,
+        _ => CapiProduct::TalosOs,
     };
+    let releases = LearnedReleases::built_in("no registry was asked");
+    let chosen = match product {
+        CapiProduct::Kubernetes => chosen_kubernetes_target(status, named),
+        CapiProduct::TalosOs => chosen_talos_target(status, named, &releases),
+    };
+    let chosen = chosen.map_err(Message::warn)?.1;
     let version = format!("v{}", chosen.to_string().trim_start_matches('v'));
     let target = match product {
         CapiProduct::Kubernetes => version.trim_start_matches('v').to_string(),
@@ -46,36 +44,4 @@ pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanR
         version,
         target,
     })
-}
-
-/// What `?` says about `phase` of `plan`: its patch, then how the provider replaces its
-/// Machines and in which order.
-pub(super) fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(String, String)> {
-    let p = plan.phases.get(phase)?;
-    let machines = if p.replace.is_empty() {
-        "none: every Machine already runs the target".to_string()
-    } else {
-        p.replace.join(", ")
-    };
-    let patch = p.patch_text(&plan.version);
-    let text = if p.on_delete {
-        format!(
-            "{patch}\n\nrolloutStrategy OnDelete: the provider replaces a Machine only once it \
-             is deleted. taloscope deletes them one at a time, each once every Machine is \
-             Ready and every etcd member healthy; the provider then creates its \
-             replacement. In this order: {machines}."
-        )
-    } else {
-        let etcd = if p.object == PhaseObject::TalosControlPlane {
-            " after its etcd member leaves; etcd must stay healthy throughout"
-        } else {
-            ""
-        };
-        format!(
-            "{patch}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
-             Machine is created, its node joins and becomes Ready, then the old Machine is \
-             deleted{etcd}. In this order: {machines}."
-        )
-    };
-    Some((p.label(), text))
 }

@@ -3,7 +3,7 @@
 //! replaces in the providers' order; the guards worst first; whether Start is offered.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::{CapiUpgradeScreen, CapiWay};
@@ -12,9 +12,9 @@ use crate::app::tables::{Column, TableCell, TableRow, Width, col};
 use crate::printable::line as printable;
 use crate::tui::Role;
 use crate::upgrade::capi::{CapiUpgradePlan, product_name};
-use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, guards_keep_half};
+use crate::views::Look;
+use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, fitted, guards_keep_half};
 use crate::views::progress_parts::{StepTable, render_step_pane};
-use crate::views::{Look, fit};
 
 static PHASE_COLUMNS: &[Column] = &[
     col("#", Width::Content),
@@ -44,7 +44,6 @@ fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
 }
 
 fn summary(way: &CapiWay, look: &Look, width: usize) -> Vec<Line<'static>> {
-    let s = &look.styles;
     let request = &way.request;
     let product = product_name(request.product);
     let from = match way.plan() {
@@ -62,36 +61,21 @@ fn summary(way: &CapiWay, look: &Look, width: usize) -> Vec<Line<'static>> {
         }),
         _ => None,
     };
+    let title = format!(
+        "Upgrade {} the Cluster API way through {}",
+        printable(&request.cluster),
+        printable(&request.owner.to_string())
+    );
+    let what = format!(
+        "{product} {from} -> {}: each object patched, its Machines replaced one at a time (maxSurge 1)",
+        printable(&request.version)
+    );
     let mut lines = vec![
-        Line::from(Span::styled(
-            fit(
-                &format!(
-                    "Upgrade {} the Cluster API way through {}",
-                    printable(&request.cluster),
-                    printable(&request.owner.to_string())
-                ),
-                width,
-                look.glyphs.ellipsis,
-            ),
-            s.get(Role::Title),
-        )),
-        Line::from(Span::styled(
-            fit(
-                &format!(
-                    "{product} {from} -> {}: each object patched, its Machines replaced one at a time (maxSurge 1)",
-                    printable(&request.version)
-                ),
-                width,
-                look.glyphs.ellipsis,
-            ),
-            s.get(Role::Text),
-        )),
+        fitted(look, &title, Role::Title, width),
+        fitted(look, &what, Role::Text, width),
     ];
     if let Some(patch) = patch {
-        lines.push(Line::from(Span::styled(
-            fit(&patch, width, look.glyphs.ellipsis),
-            s.get(Role::Muted),
-        )));
+        lines.push(fitted(look, &patch, Role::Muted, width));
     }
     lines
 }

@@ -26,6 +26,7 @@ use crate::app::screens::{
     Ask, FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
 };
 use crate::approval::ApprovedAction;
+use crate::fleet::ClusterStatus;
 pub use gate::{ACK_PROMPT, closed_with, refresh_step, reread_guards};
 use gate::{ack_step, acknowledge_step, approved_step, explain_step, list_move, start_step};
 
@@ -118,6 +119,19 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
         None
     }
     fn draw(screen: &PlanScreen<Self>, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
+}
+
+/// The status of the cluster in use that an upgrade plan is made from, or the warning why
+/// there is none yet (no cluster in use, or no poll answered).
+pub fn status_in_use<'a>(shared: &Shared<'a>) -> Result<&'a ClusterStatus, Message> {
+    let cluster = shared.cluster_in_use()?;
+    let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
+    let live = live.ok_or_else(|| {
+        Message::warn(format!(
+            "no status for {cluster} yet: wait for the first poll (r refreshes)"
+        ))
+    })?;
+    Ok(&live.status)
 }
 
 /// The plan screen of operation `K`: its plan on the one plan holder while open, what the

@@ -1,13 +1,13 @@
 //! The Kubernetes upgrade as a kind of rollout plan: the pre-pull option and the removed-API
 //! count (asked of the console once per (from, target), "checking" until it arrives, folded
-//! back as its news), the guards as the console shows them, and what `?` explains about a step;
+//! back as its news), the guards as the console shows them, and `?` on a step (`upgrade::explain`);
 //! its pane (target and pre-pull on top with the removed-API count, the steps in upstream order:
 //! component, node, from -> to; the guards keeping up to half of what is left). Pure.
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 
 use super::keys::{KUBERNETES, KubeKey, RolloutKey};
-use super::view::{label, target_line};
+use super::view::{labelled, target_line};
 use super::{
     KUBE_PLAN, PlanKind, RemovedApisCounted, RolloutPlan, RolloutPlanModule, RolloutPlanScreen,
 };
@@ -22,13 +22,13 @@ use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
-    chosen_kubernetes_target, kubernetes_plan_guards, target_text,
+    chosen_kubernetes_target, kubernetes_plan_guards,
 };
-use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
+use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, explain};
 use crate::versions::KubeVersion;
+use crate::views::Look;
 use crate::views::plan::reread_guards;
 use crate::views::plan_parts::guards_keep_half;
-use crate::views::{Look, fit};
 
 /// The removed-API guard's reason while the count is still under way.
 pub const CHECKING: &str = "checking\u{2026} (counting objects in the background)";
@@ -192,18 +192,6 @@ impl PlanKind for Kubernetes {
             .then(|| "the removed-API check has not answered yet".to_string())
     }
 
-    /// `1.35.0`, as the dispatcher and the journal name it.
-    fn gate_target(rollout: &RolloutPlan<Kubernetes>) -> String {
-        match &rollout.made {
-            Ok(plan) => target_text(plan),
-            Err(_) => rollout
-                .target
-                .to_string()
-                .trim_start_matches('v')
-                .to_string(),
-        }
-    }
-
     fn planned(plan: KubernetesUpgradePlan) -> PlannedRollout {
         PlannedRollout::Kubernetes(plan)
     }
@@ -211,7 +199,7 @@ impl PlanKind for Kubernetes {
     fn explain_step(plan: &KubernetesUpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         let title = format!("{} on {}", step.component.as_str(), step.node);
-        Some((title, explain_kube_step(plan, index)))
+        Some((title, explain::component_step(plan, step)))
     }
 
     const NAME: ScreenName = KUBE_PLAN;
@@ -302,28 +290,15 @@ impl PlanKind for Kubernetes {
 
     /// Target, pre-pull and the removed-API count, one line each.
     fn summary(screen: &KubePlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
-        let s = &look.styles;
-        let g = &look.glyphs;
-        let rest = width.saturating_sub(9);
         let from = match &screen.made {
             Ok(plan) => format!(" from {}; ", plan.from),
             Err(_) => "; ".to_string(),
         };
         let mut lines = vec![target_line(look, screen, &from, width)];
         let on_off = if screen.pre_pull { "on" } else { "off" };
-        lines.push(Line::from(vec![
-            label(look, "Pre-pull"),
-            Span::styled(
-                fit(
-                    &format!(
-                        "{on_off} (P): pull every new image on every node before the first step"
-                    ),
-                    rest,
-                    g.ellipsis,
-                ),
-                s.get(Role::Text),
-            ),
-        ]));
+        let pre_pull =
+            format!("{on_off} (P): pull every new image on every node before the first step");
+        lines.push(labelled(look, "Pre-pull", (&pre_pull, Role::Text), width));
         let (text, role) = match &screen.removed_apis {
             None => (CHECKING.to_string(), Role::Muted),
             Some(Err(e)) => (format!("cannot count: {e}"), Role::Error),
@@ -348,10 +323,7 @@ impl PlanKind for Kubernetes {
                 }
             }
         };
-        lines.push(Line::from(vec![
-            label(look, "Removed"),
-            Span::styled(fit(&text, rest, g.ellipsis), s.get(role)),
-        ]));
+        lines.push(labelled(look, "Removed", (&text, role), width));
         lines
     }
 
@@ -371,45 +343,6 @@ impl PlanKind for Kubernetes {
 
     fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
         let guards = screen.guards.shown.len();
-        guards_keep_half(area, summary_lines, screen.steps_len(), guards)
+        guards_keep_half(area, summary_lines, screen.steps().len(), guards)
     }
-}
-
-/// What `?` says about one step: what happens to that component on that node.
-pub fn explain_kube_step(plan: &KubernetesUpgradePlan, index: usize) -> String {
-    let Some(step) = plan.steps.get(index) else {
-        return String::new();
-    };
-    let component = step.component.as_str();
-    let from = step.from.as_deref().unwrap_or("an unknown version");
-    if step.state == KubeStepState::NoKubeProxy {
-        return format!(
-            "{component} on {}: the cluster has no kube-proxy DaemonSet (kube-proxy is disabled): the step is skipped.",
-            step.node
-        );
-    }
-    if step.state == KubeStepState::AlreadyOnTarget {
-        return format!(
-            "{component} on {} already runs {}: the step is skipped and its machine config is left alone.",
-            step.node, plan.target
-        );
-    }
-    let (section, key) = step.component.config_path();
-    let mut parts = vec![format!(
-        "{component} on {} ({}): {from} -> {}.",
-        step.node,
-        step.role.as_str(),
-        plan.target
-    )];
-    parts.push(format!(
-        "taloscope reads the node's machine config, sets {section}.{key}.image to {}, and applies it with ApplyConfiguration in no-reboot mode: the node does not restart, only this component does.",
-        step.component.image(&plan.target)
-    ));
-    parts.push(match step.component {
-        c if c.is_static_pod() => "It is done when the static pod runs the new version and is ready. The order is upstream's: every kube-apiserver first (one control plane at a time), then the controller managers, then the schedulers, so the API server is never older than the components that talk to it.".to_string(),
-        crate::upgrade::kubernetes::Component::KubeProxy => "kube-proxy runs as a DaemonSet that Talos created once and never updates: after the control planes' config, the step sets the DaemonSet's image and is done when its rollout finishes.".to_string(),
-        _ => "The kubelet restarts with the new image; it is done when the node reports the new kubelet version and is Ready again. Control planes go first, then the workers, one at a time.".to_string(),
-    });
-    parts.push("Before every step the guards are checked again against live status: nodes ready, etcd healthy with no alarms, every control-plane component ready. A step that does not finish within its timeout halts the rollout with the reason.".to_string());
-    parts.join(" ")
 }

@@ -22,7 +22,7 @@ use crate::tui::Look;
 use crate::upgrade::kubernetes::{Kubernetes, RemovedItem};
 use crate::upgrade::{LearnedReleases, TalosOs};
 use crate::views::form::cycled_in;
-use crate::views::plan::{PlanOperation, PlanScreen, reread_guards};
+use crate::views::plan::{PlanOperation, PlanScreen, reread_guards, status_in_use};
 
 mod keys;
 pub mod kubernetes;
@@ -85,17 +85,11 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        let cluster = shared.cluster_in_use()?;
-        let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
-        let live = live.ok_or_else(|| {
-            Message::warn(format!(
-                "no status for {cluster} yet: wait for the first poll (r refreshes)"
-            ))
-        })?;
+        let status = status_in_use(shared)?;
         let named = opening.words.first().map(String::as_str);
-        let releases = K::releases(&module.kept, cluster);
+        let releases = K::releases(&module.kept, &status.name);
         let mut plan =
-            RolloutPlan::<K>::open_among(&live.status, named, &releases).map_err(Message::warn)?;
+            RolloutPlan::<K>::open_among(status, named, &releases).map_err(Message::warn)?;
         reread_guards(&mut plan, shared);
         let effects = K::asks(&mut plan);
         module.plan = Some(plan);
@@ -128,7 +122,7 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
     }
 
     fn list(&self) -> (usize, usize) {
-        (self.step_index(), self.steps_len())
+        (self.step_index(), self.steps().len())
     }
 
     fn select(&mut self, at: usize) {

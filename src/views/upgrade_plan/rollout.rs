@@ -63,8 +63,6 @@ pub trait PlanKind:
     fn unready(_rollout: &RolloutPlan<Self>) -> Option<String> {
         None
     }
-    /// The target the dispatcher is asked to approve.
-    fn gate_target(rollout: &RolloutPlan<Self>) -> String;
     fn planned(plan: Self::Plan) -> PlannedRollout;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
@@ -143,14 +141,6 @@ impl<K: PlanKind> DerefMut for RolloutPlan<K> {
     }
 }
 
-impl<K: PlanKind> RolloutPlanScreen<K> {
-    /// [`RolloutPlan::open_among`] the built-in table's releases (no registry asked).
-    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
-        let table = LearnedReleases::built_in("no registry was asked");
-        RolloutPlan::open_among(status, target, &table)
-    }
-}
-
 impl<K: PlanKind> RolloutPlan<K> {
     /// The plan for `status`, on `target` when given, else the one the kind offers first among
     /// the `learned` releases, on the one plan holder. Errors are one line for the message line.
@@ -191,10 +181,6 @@ impl<K: PlanKind> RolloutPlan<K> {
         self.made.as_ref().map(K::steps).unwrap_or(&[])
     }
 
-    pub fn steps_len(&self) -> usize {
-        self.steps().len()
-    }
-
     /// Every guard of the plan made, with the refusal of a cluster Cluster API owns; none
     /// without a plan.
     pub fn guards(
@@ -223,7 +209,7 @@ impl<K: PlanKind> RolloutPlan<K> {
 
     /// The target as the dispatcher and the journal name it.
     pub fn target_text(&self) -> String {
-        K::gate_target(self)
+        K::version_text(&self.target)
     }
 }
 

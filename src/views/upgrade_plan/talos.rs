@@ -1,6 +1,6 @@
 //! The Talos OS upgrade as a kind of rollout plan: the options and installer image the
 //! operator chose, the edits to the node order (replayed whenever the plan is rebuilt), the
-//! target offered only when it is a known release, and what `?` explains about a node; its keys
+//! target offered only when it is a known release, and `?` on a node (`upgrade::explain`); its keys
 //! (the node order moved, left out, included; the image typed or reset; stage, preserve and
 //! max-parallel making the plan again) and its news (the releases learned for each cluster at
 //! run time: an open plan on its default target moves to theirs); its pane (target, image and
@@ -12,7 +12,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use super::keys::{RolloutKey, TALOS, TalosKey};
-use super::view::{label, target_line};
+use super::view::{label, labelled, target_line};
 use super::{
     PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
 };
@@ -22,14 +22,15 @@ use crate::app::plan_screen::{PlannedRollout, roles_of};
 use crate::app::screen::Pane;
 use crate::app::screens::{Ask, ScreenName, ScreenNews, Shared, Step};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::fleet::{ClusterStatus, NodeRole};
+use crate::fleet::ClusterStatus;
 use crate::tui::Role;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
-    UpgradeOptions, UpgradePlan, chosen_talos_target, plan_guards,
+    UpgradeOptions, UpgradePlan, chosen_talos_target, explain, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
 use crate::views::plan::reread_guards;
+use crate::views::plan_parts::fitted;
 use crate::views::{Look, fit};
 
 /// The Talos OS upgrade plan screen.
@@ -137,17 +138,13 @@ impl PlanKind for TalosOs {
         plan_guards(plan, status, &roles_of(status), other)
     }
 
-    fn gate_target(screen: &RolloutPlan<TalosOs>) -> String {
-        screen.target.to_string()
-    }
-
     fn planned(plan: UpgradePlan) -> PlannedRollout {
         PlannedRollout::Talos(plan)
     }
 
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
-        Some((step.node.clone(), explain_step(plan, index)))
+        Some((step.node.clone(), explain::node_step(plan, step)))
     }
 
     const NAME: ScreenName = TALOS_PLAN;
@@ -331,23 +328,16 @@ impl PlanKind for TalosOs {
         } else {
             "n/a"
         };
-        lines.push(Line::from(vec![
-            label(look, "Options"),
-            Span::styled(
-                format!(
-                    "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",
-                    on_off(o.stage),
-                    o.max_parallel
-                ),
-                s.get(Role::Text),
-            ),
-        ]));
+        let options = format!(
+            "stage {} (S)  preserve {preserve} (P)  max-parallel {} (+/-)",
+            on_off(o.stage),
+            o.max_parallel
+        );
+        lines.push(labelled(look, "Options", (&options, Role::Text), width));
         if let Ok(plan) = &screen.made {
             for note in plan.option_notes() {
-                lines.push(Line::from(Span::styled(
-                    fit(&format!("{} {note}", g.warn), width, g.ellipsis),
-                    s.get(Role::Warn),
-                )));
+                let note = format!("{} {note}", g.warn);
+                lines.push(fitted(look, &note, Role::Warn, width));
             }
         }
         lines
@@ -395,65 +385,6 @@ pub fn api_word(api: Option<UpgradeApi>) -> &'static str {
         Some(UpgradeApi::Lifecycle) => "lifecycle",
         None => "?",
     }
-}
-
-/// What `?` says about one step: what happens to that node, in order, and
-/// why it sits where it does.
-pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
-    let Some(step) = plan.steps.get(index) else {
-        return String::new();
-    };
-    let from = step
-        .from
-        .as_ref()
-        .map_or("an unknown version".to_string(), ToString::to_string);
-    let mut parts = Vec::new();
-    match step.state {
-        StepState::AlreadyOnTarget => {
-            return format!(
-                "{} already runs {}: it is skipped and nothing is sent to it. The guards still check that it is up and ready, because the cluster counts on it while the others reboot.",
-                step.node, plan.target
-            );
-        }
-        StepState::LeftOut => {
-            return format!(
-                "{} is left out of this rollout (x includes it again). It stays on {from}; the guards still check that it is up and ready, because the cluster counts on it while the others reboot.",
-                step.node
-            );
-        }
-        StepState::Upgrade => {}
-    }
-    let api = match step.api {
-        Some(UpgradeApi::MachineUpgrade) => format!(
-            "It runs {from}, below Talos 1.13, so taloscope calls MachineService.Upgrade with {}; the node pulls the image, installs it and reboots on its own.",
-            plan.image
-        ),
-        Some(UpgradeApi::Lifecycle) => format!(
-            "It runs {from} (Talos 1.13 or later), so taloscope pulls {} through ImageService.Pull, installs it with LifecycleService.Upgrade and then reboots it with MachineService.Reboot. The server no longer checks etcd itself; taloscope's guards are the only gate.",
-            plan.image
-        ),
-        None => "Its Talos version is unknown, so the API cannot be chosen yet.".to_string(),
-    };
-    parts.push(format!(
-        "{} ({}): upgraded from {from} to {}.",
-        step.node,
-        step.role.as_str(),
-        plan.target
-    ));
-    parts.push("Before it goes down the guards are checked again against live status: every node back and ready, etcd healthy with no alarms, and quorum kept without this node.".to_string());
-    if step.forfeit_leadership {
-        parts.push("It leads etcd, so it goes last among the control planes and first hands leadership to another member (forfeit): otherwise the cluster would hold an election while a member is already down, and writes stall meanwhile.".to_string());
-    } else if step.role == NodeRole::Controlplane {
-        parts.push("Control planes go one at a time: each takes one etcd member and one API server away while it reboots.".to_string());
-    } else if let Some(batch) = step.batch {
-        parts.push(format!(
-            "Workers go in batches of max-parallel ({}); this one is in batch {}.",
-            plan.options.max_parallel, batch
-        ));
-    }
-    parts.push(api);
-    parts.push("It is done when it is back, running and ready on the target, its Kubernetes node is Ready and its etcd member healthy; only then does the next node start.".to_string());
-    parts.join(" ")
 }
 
 /// Most workers upgraded at once that the plan screen offers.

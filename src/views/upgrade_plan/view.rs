@@ -41,7 +41,7 @@ pub(super) fn render<K: PlanKind>(
         Ok(plan) => Ok(StepTable {
             columns: K::STEP_COLUMNS,
             rows: K::step_rows(plan),
-            total: screen.steps_len(),
+            total: screen.steps().len(),
             selected: screen.step.clone(),
             active: steps_active,
             empty: K::NO_STEPS,
@@ -61,6 +61,20 @@ const LABEL: usize = 9;
 /// A summary line's label, muted, as wide as every label of the summary.
 pub(super) fn label(look: &Look, text: &str) -> Span<'static> {
     Span::styled(format!("{text:<LABEL$}"), look.styles.get(Role::Muted))
+}
+
+/// A summary line: its label, then `text` in `role`, cut to `width`.
+pub(super) fn labelled(
+    look: &Look,
+    name: &str,
+    (text, role): (&str, Role),
+    width: usize,
+) -> Line<'static> {
+    let text = fit(text, width.saturating_sub(LABEL), look.glyphs.ellipsis);
+    Line::from(vec![
+        label(look, name),
+        Span::styled(text, look.styles.get(role)),
+    ])
 }
 
 /// The summary's first line: the target chosen, `from` (where the cluster is, if the kind
