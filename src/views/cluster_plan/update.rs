@@ -86,7 +86,7 @@ impl PlanOperation for ClusterPlan {
                 Ok(Step::effects(vec![read]))
             }
             [kind, row] if kind == "scale" => {
-                let cluster = shared.current.unwrap_or_default();
+                let cluster = shared.cluster_in_use()?;
                 let target = match shared.fleet.capi.owned_tree(cluster) {
                     Some((_, tree)) => scale_target(cluster, &tree, row),
                     None => Err(format!("{cluster}: its Cluster API tree is not read yet")),
