@@ -316,16 +316,6 @@ static CONFIRM: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "go ahead if 
 #[rustfmt::skip]
 static CONFIRM_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel (the default)").footer("cancel")];
 
-/// The shell's bindings of `ctx` (less the shared move keys), in help and footer order.
-pub fn bindings(ctx: KeyContext) -> Vec<&'static Binding> {
-    (ctx.place().parts.iter())
-        .flat_map(|part| match part {
-            Keys(table) => table.iter().collect(),
-            Moves => Vec::new(),
-        })
-        .collect()
-}
-
 /// `ctx`'s keys as `?` and the footer show them, with the keys that reach them: under a
 /// screen module, less the keys the module binds itself (`q` goes back on the log screen
 /// while Ctrl-c still quits).
