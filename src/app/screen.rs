@@ -29,6 +29,11 @@ impl Screen {
             Screen::Module(name) => name,
         }
     }
+
+    /// Whether it is one of the main screens of the cluster in use: its panes, node detail.
+    pub fn of_cluster_in_use(self) -> bool {
+        matches!(self, Screen::Cluster(_) | Screen::NodeDetail)
+    }
 }
 
 /// The panes of the cluster view, in tab order.

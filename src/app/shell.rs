@@ -63,8 +63,7 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
     }
     let cluster = match state.screen {
         Screen::Fleet => super::tables::selected_key(state, TableKind::Fleet),
-        Screen::Cluster(_) | Screen::NodeDetail => state.current.clone(),
-        Screen::Clusters | Screen::Module(_) => None,
+        screen => state.current.clone().filter(|_| screen.of_cluster_in_use()),
     };
     let node = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {

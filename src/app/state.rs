@@ -241,13 +241,11 @@ impl AppState {
     /// The cluster named on screen: the one in use on the cluster screens,
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
-        match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail => self.current.as_deref(),
-            Screen::Fleet | Screen::Clusters => None,
-            Screen::Module(_) => super::shell::of_cluster_in_use(self)
-                .then_some(self.current.as_deref())
-                .flatten(),
-        }
+        let shown = match self.screen {
+            Screen::Module(_) => super::shell::of_cluster_in_use(self),
+            main => main.of_cluster_in_use(),
+        };
+        self.current.as_deref().filter(|_| shown)
     }
 
     /// What `:ctx` takes and Tab completes: every cluster's name, then every context's (in use

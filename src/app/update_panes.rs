@@ -92,10 +92,9 @@ pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
 /// The cluster in use, live, on the cluster panes and node detail: what the usage and drift
 /// requests read; none on other screens.
 fn live_on_cluster_screens(state: &AppState) -> Option<&crate::fleet::ClusterLive> {
-    let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
-        return None;
-    };
-    state.current_live()
+    state
+        .current_live()
+        .filter(|_| state.screen.of_cluster_in_use())
 }
 
 fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeIdentity> {
@@ -153,13 +152,9 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         // Fleet-wide: the fleet's rows and the cluster screens say who owns a cluster.
         return matches!(state.screen, Screen::Fleet | Screen::Cluster(_));
     }
-    let on_screen = match state.screen {
-        Screen::Fleet => true,
-        // A screen module hears of the change on its own (`screens::on_fleet_change`).
-        Screen::Clusters | Screen::Module(_) => false,
-        Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
-    };
-    if !on_screen {
+    // A screen module hears of the change on its own (`screens::on_fleet_change`).
+    let of_cluster = state.screen.of_cluster_in_use() && state.current.as_deref() == Some(&cluster);
+    if !(of_cluster || state.screen == Screen::Fleet) {
         return false;
     }
     if finish {
