@@ -2,9 +2,10 @@
 //! how each of its tables is looked at (selection, sort, filter).
 
 /// The main pane, under any overlay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Screen {
     /// One row per cluster with its health: the first screen.
+    #[default]
     Fleet,
     /// How discovery paired contexts (`:contexts`): files, endpoints, pairing.
     Clusters,

@@ -104,7 +104,7 @@ pub struct ConfirmState {
     pub typed: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AppState {
     pub clusters: Vec<Cluster>,
     pub errors: Vec<DiscoveryError>,
@@ -167,37 +167,19 @@ impl AppState {
         });
     }
 
+    /// The console on the fleet of `discovery`, 80x24 until the terminal says its size; the
+    /// rest as it starts (`Default`: nothing in use, open or held, UTC).
     pub fn new(discovery: Discovery, readonly: bool) -> AppState {
         AppState {
             clusters: discovery.clusters,
             errors: discovery.errors,
             readonly,
-            screen: Screen::Fleet,
-            current: None,
-            input: None,
-            overlay: None,
-            message: None,
             size: (80, 24),
-            fleet: FleetModel::default(),
-            now: None,
-            paused: false,
-            held: VecDeque::new(),
-            tables: Tables::default(),
-            generation: 0,
-            prepared: Default::default(),
-            wall_clock: None,
-            identity: String::new(),
             provision: super::provision::ProvisionState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
-            node_events: Default::default(),
-            messages: VecDeque::new(),
-            zone: crate::clock::Zone::Utc,
-            quit_question: None,
-            demo_fleet: false,
-            actions: Default::default(),
-            screens: Default::default(),
+            ..AppState::default()
         }
     }
 
