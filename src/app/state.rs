@@ -275,18 +275,6 @@ impl AppState {
         true
     }
 
-    /// Selects the etcd member `member` (by id or hostname) of the cluster in use on the
-    /// etcd pane; false when its status names no such member.
-    pub fn select_member(&mut self, member: &str) -> bool {
-        let members = self.current_live().map(|live| &live.status.etcd.members);
-        let found = members.and_then(|m| m.iter().find(|m| m.id == member || m.hostname == member));
-        let Some(id) = found.map(|m| m.id.clone()) else {
-            return false;
-        };
-        self.select(TableKind::Etcd, id);
-        true
-    }
-
     /// Keeps the message on the line in the log, when it is a new one.
     pub fn log_message(&mut self, before: Option<&Message>) {
         let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
