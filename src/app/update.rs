@@ -12,7 +12,6 @@ use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
-use crate::approval::{ApprovedAction, MutatingAction};
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::upgrade::InPlaceUpgrade;
@@ -87,7 +86,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         // Poller reports, ticks and screen news are folded in `apply_action`.
         Action::Event(_) => {}
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
-        Action::Approved(approved) => return on_approved(state, approved),
+        Action::Approved(approved) => return super::update_actions::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
             state.overlay = Some(Overlay::Confirm(ConfirmState {
@@ -110,46 +109,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
     }
     Vec::new()
-}
-
-/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
-/// progress shows; else the run of the plan on screen (`update_actions`), an upgrade, a
-/// CAPI-way upgrade, a configuration patch or a create only while no other runs here.
-fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let action = approved.action();
-    let rollout = matches!(
-        action,
-        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
-    );
-    let starting = match action {
-        MutatingAction::UpgradeTalos { cluster, target } => {
-            Some(format!("starting the upgrade of {cluster} to {target}"))
-        }
-        _ => None,
-    };
-    if rollout
-        && state.screen == Screen::Module(super::shell::PROGRESS)
-        && let Some(resumed) = super::shell::on_approved(state, &approved)
-    {
-        return resumed;
-    }
-    let alone = rollout
-        || matches!(
-            action,
-            MutatingAction::CapiUpgrade { .. }
-                | MutatingAction::ConfigPatch { .. }
-                | MutatingAction::CreateCluster { .. }
-        );
-    if alone && state.operation_running() {
-        return super::action::not_run(&approved, "an action already runs from this console");
-    }
-    let effects = super::update_actions::on_approved(state, approved);
-    let started = (effects.iter()).any(|e| matches!(e, Effect::RunAction { .. }));
-    if let Some(starting) = starting.filter(|_| started) {
-        // Says what happens now, in place of the plan's "acknowledged; s starts".
-        state.message = Some(Message::info(starting));
-    }
-    effects
 }
 
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.

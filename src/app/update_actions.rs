@@ -108,10 +108,40 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
     })
 }
 
-/// The dispatcher approved an action: the plan of the screen module on top runs when it is
-/// still the plan on screen and no guard blocks now (its guards read again over the latest
-/// status), and the progress screen shows it as its plan describes it.
+/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
+/// progress shows; else the plan of the screen module on top runs when it is still the plan
+/// on screen and no guard blocks now (its guards read again over the latest status), an
+/// upgrade, a CAPI-way upgrade, a configuration patch or a create only while no other runs
+/// here, and the progress screen shows it as its plan describes it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    let action = approved.action();
+    let rollout = matches!(
+        action,
+        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
+    );
+    // Says what happens now, in place of the plan's "acknowledged; s starts".
+    let starting = match action {
+        MutatingAction::UpgradeTalos { cluster, target } => {
+            Some(format!("starting the upgrade of {cluster} to {target}"))
+        }
+        _ => None,
+    };
+    if rollout
+        && state.screen == Screen::Module(super::shell::PROGRESS)
+        && let Some(resumed) = super::shell::on_approved(state, &approved)
+    {
+        return resumed;
+    }
+    let alone = rollout
+        || matches!(
+            action,
+            MutatingAction::CapiUpgrade { .. }
+                | MutatingAction::ConfigPatch { .. }
+                | MutatingAction::CreateCluster { .. }
+        );
+    if alone && state.operation_running() {
+        return super::action::not_run(&approved, "an action already runs from this console");
+    }
     // Esc on the progress of a plan of these screens: where the plan was opened from.
     let mut back = Screen::Cluster(Pane::Nodes);
     if let Screen::Module(name) = state.screen
@@ -153,7 +183,9 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             run.as_ref(),
             ActionRun::Provision(_) | ActionRun::TerminateVm
         ) {
-            state.message = Some(Message::info(format!("{}: started", progress.what)));
+            let started = starting.clone();
+            let started = started.unwrap_or_else(|| format!("{}: started", progress.what));
+            state.message = Some(Message::info(started));
         }
         let progress = Box::new(progress);
         shown.extend(super::shell::show_progress(
