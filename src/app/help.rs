@@ -81,12 +81,8 @@ fn sections(here: KeyContext, state: &AppState) -> Vec<(String, Vec<(String, Str
     let commands = COMMANDS
         .iter()
         .map(|c| {
-            let usage = if c.arg.is_empty() {
-                format!(":{}", c.name)
-            } else {
-                format!(":{} {}", c.name, c.arg)
-            };
-            (usage, c.help.to_string())
+            let usage = format!(":{} {}", c.name, c.arg);
+            (usage.trim_end().to_string(), c.help.to_string())
         })
         .collect();
     out.push(("Commands".to_string(), commands));
