@@ -264,17 +264,6 @@ impl AppState {
         self.tables.get_mut(kind).selected = Some(key.into());
     }
 
-    /// Selects the node `node` (by name or address) of the cluster in use on the nodes pane;
-    /// false when its status names no such node.
-    pub fn select_node(&mut self, node: &str) -> bool {
-        let address = self.current_live().and_then(|live| live.status.node(node));
-        let Some(address) = address.map(|n| n.address.clone()) else {
-            return false;
-        };
-        self.select(TableKind::Nodes, address);
-        true
-    }
-
     /// Keeps the message on the line in the log, when it is a new one.
     pub fn log_message(&mut self, before: Option<&Message>) {
         let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
