@@ -85,7 +85,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Event(AppEvent::Discovered(discovery)) => on_discovered(state, *discovery),
         // Poller reports, ticks and screen news are folded in `apply_action`.
         Action::Event(_) => {}
-        Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved) => return super::update_actions::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
