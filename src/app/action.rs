@@ -29,9 +29,9 @@ pub enum Action {
     Refresh,
     /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
-    /// `h`/Left and Right in the node detail.
-    PreviousNode,
-    NextNode,
+    /// `h`/Left (`Up`: the previous node) and Right (`Down`: the next) in the node detail: the
+    /// neighbouring row of the nodes pane.
+    StepNode(super::binding::Move),
     /// `?`, `e`, `:help`, `:errors`, `:messages`: that overlay over the screen.
     Overlay(super::state::Overlay),
     OpenCommandLine,

@@ -178,8 +178,8 @@ static FLEET_TAIL: &[Binding] = &[
 #[rustfmt::skip]
 static DETAIL_OWN: &[Binding] = &[
     OPEN_ACTIONS,
-    bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
-    bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
+    bind(&[Key::char('h'), Key::LEFT], Action::StepNode(Move::Up), "previous node").footer("prev"),
+    bind(&[Key::RIGHT], Action::StepNode(Move::Down), "next node").footer("next"),
     bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
 ];
 

@@ -273,11 +273,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             None if state.screen == Screen::NodeDetail => scroll_node_events(state, to),
             None => {}
         },
-        Action::PreviousNode | Action::NextNode if state.screen == Screen::NodeDetail => {
-            let to = match action {
-                Action::NextNode => Move::Down,
-                _ => Move::Up,
-            };
+        Action::StepNode(to) if state.screen == Screen::NodeDetail => {
             move_selection(state, TableKind::Nodes, to);
             state.node_events = Default::default();
         }
