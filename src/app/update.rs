@@ -116,23 +116,20 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     let Some(kind) = running.map(|p| p.kind) else {
         return vec![Effect::Quit];
     };
-    let rollout = matches!(
-        kind,
-        OperationKind::TalosUpgrade | OperationKind::KubernetesUpgrade
-    );
-    let what = if rollout { "a rollout" } else { "a provision" };
-    let question = match kind {
-        _ if (rollout || kind == OperationKind::Provision) && state.demo_fleet => {
+    use OperationKind as K;
+    // What runs, and what becomes of it next time; none: it stops with taloscope.
+    let (what, next_time) = match kind {
+        K::TalosUpgrade | K::KubernetesUpgrade => ("a rollout", Some("the journal resumes it")),
+        K::Provision => ("a provision", Some("VMs still joining are followed")),
+        K::Create => ("a create", Some("its journal resumes it (n, Enter)")),
+        _ => ("a node, etcd or delete action", None),
+    };
+    let question = match next_time {
+        Some(_) if state.demo_fleet && kind != K::Create => {
             format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
         }
-        _ if rollout => format!("{what} is running; the journal resumes it next time; quit? y/N"),
-        OperationKind::Provision => {
-            format!("{what} is running; VMs still joining are followed next time; quit? y/N")
-        }
-        OperationKind::Create => {
-            "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".into()
-        }
-        _ => "a node, etcd or delete action is running and stops with taloscope; quit? y/N".into(),
+        Some(next_time) => format!("{what} is running; {next_time} next time; quit? y/N"),
+        None => format!("{what} is running and stops with taloscope; quit? y/N"),
     };
     state.message = Some(Message::warn(question.clone()));
     state.quit_question = Some(question);
