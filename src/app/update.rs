@@ -173,27 +173,23 @@ fn on_discovered(state: &mut AppState, discovery: crate::discovery::Discovery) {
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
 /// from now on uses that context: the cluster's poller from its next round, the plans and
 /// rollouts started here, and the header says it.
-fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Effect>) {
-    let found = state
-        .clusters
-        .iter()
-        .position(|c| c.name == name)
-        .or_else(|| {
-            state
-                .clusters
-                .iter()
-                .position(|c| c.with_context(name).is_some())
-        });
+fn use_cluster_or_context(state: &mut AppState, name: &str) -> Vec<Effect> {
+    let clusters = &state.clusters;
+    let by_name = clusters.iter().position(|c| c.name == name);
+    let found = by_name.or_else(|| clusters.iter().position(|c| c.with_context(name).is_some()));
     let Some(i) = found else {
         let error = format!("no cluster named {name:?} (Tab completes names)");
-        return (Message::error(error), Vec::new());
+        state.message = Some(Message::error(error));
+        return Vec::new();
     };
     let cluster = state.clusters[i].name.clone();
+    let mut message = format!("using cluster {cluster}");
     let mut effects = Vec::new();
     if let Some(chosen) = state.clusters[i].with_context(name)
         && chosen != state.clusters[i]
     {
         state.clusters[i] = chosen;
+        message = format!("{message} through context {name}");
         effects.push(Effect::Poller(PollerCommand::UseContext {
             cluster: cluster.clone(),
             context: name.to_string(),
@@ -201,12 +197,8 @@ fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Eff
     }
     state.use_cluster(&cluster);
     panes::open_cluster(state);
-    let message = if effects.is_empty() {
-        format!("using cluster {cluster}")
-    } else {
-        format!("using cluster {cluster} through context {name}")
-    };
-    (Message::info(message), effects)
+    state.message = Some(Message::info(message));
+    effects
 }
 
 fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -313,11 +305,7 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             let words = line.split_whitespace().map(String::from).collect();
             return open(state, name, words);
         }
-        Action::UseCluster(name) => {
-            let (message, effects) = use_cluster_or_context(state, &name);
-            state.message = Some(message);
-            return effects;
-        }
+        Action::UseCluster(name) => return use_cluster_or_context(state, &name),
         Action::Reload => {
             state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
             return vec![Effect::ReloadDiscovery];
