@@ -15,8 +15,8 @@ use super::table::DataTable;
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::fleet::RolloutStatus;
 use crate::fleet::summary::ClusterHealth;
-use crate::fleet::{ClusterLive, RolloutStatus};
 use crate::tui::Role;
 
 /// "upgrade in progress by bob@jump2, node 3 of 5 (cp-3, rebooting)" in
@@ -45,11 +45,6 @@ fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'stati
         }
     };
     Line::from(Span::styled(text, look.styles.get(Role::Warn)))
-}
-
-/// The cluster's live data once it answered or failed to: what its summary lines speak of.
-pub(super) fn answered(live: Option<&ClusterLive>) -> Option<&ClusterLive> {
-    live.filter(|l| l.has_data() || l.status.error.is_some())
 }
 
 /// Who is rolling the cluster out, if anyone, above `health`, wrapped into `area`: the
@@ -110,7 +105,7 @@ fn selected_line(state: &AppState, look: &Look, key: Option<&str>) -> Line<'stat
         })
         .unwrap_or_default();
     let label = format!("{name}{contexts}");
-    let Some(live) = answered(state.fleet.cluster(name)) else {
+    let Some(live) = state.fleet.cluster(name).filter(|l| l.answered()) else {
         let text = format!("{label}: no answer yet");
         return Line::from(Span::styled(text, look.styles.get(Role::Muted)));
     };
