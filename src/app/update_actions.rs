@@ -65,9 +65,10 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         .left_cordoned
         .iter()
         .any(|(c, kube_node, _)| c == &cluster && (kube_node == &node.name));
-    if left_behind && let Some(at) = items.iter().position(|i| *i == uncordon()) {
-        items.remove(at);
-        items.insert(0, uncordon());
+    // The uncordon of a node an interrupted action left cordoned comes first.
+    let uncordon = ActionChoice::Node(NodeOperation::Uncordon);
+    if left_behind && let Some(at) = items.iter().position(|i| *i == uncordon) {
+        items[..=at].rotate_right(1);
     }
     Ok(ActionMenu {
         cluster,
@@ -76,10 +77,6 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         items,
         selected: 0,
     })
-}
-
-fn uncordon() -> ActionChoice {
-    ActionChoice::Node(NodeOperation::Uncordon)
 }
 
 fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
