@@ -22,16 +22,13 @@ pub struct Watching {
 impl Watching {
     pub fn of(state: &AppState) -> Watching {
         let focus = state.cluster_on_screen().map(String::from);
-        let node = match (state.screen, &focus) {
-            (Screen::NodeDetail, Some(cluster)) => {
-                detail_node_key(state).map(|node| (cluster.clone(), node))
-            }
+        let node = match state.screen {
+            Screen::NodeDetail => detail_node_key(state),
             // A screen module's node (the log picker lists the node's services).
-            (Screen::Module(_), Some(cluster)) => {
-                super::shell::watched_node(state).map(|node| (cluster.clone(), node))
-            }
+            Screen::Module(_) => super::shell::watched_node(state),
             _ => None,
         };
+        let node = focus.clone().zip(node);
         Watching { focus, node }
     }
 
