@@ -67,7 +67,7 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
     };
     let node = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
-            super::update_panes::detail_node_key(state)
+            super::tables::selected_key(state, TableKind::Nodes)
         }
         _ => None,
     };

@@ -48,7 +48,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
-    let address = super::update_panes::detail_node_key(state)
+    let address = super::tables::selected_key(state, TableKind::Nodes)
         .ok_or_else(|| format!("no node of {cluster} selected"))?;
     let live = state.fleet.cluster(&cluster);
     let node = live

@@ -23,7 +23,7 @@ impl Watching {
     pub fn of(state: &AppState) -> Watching {
         let focus = state.cluster_on_screen().map(String::from);
         let node = match state.screen {
-            Screen::NodeDetail => detail_node_key(state),
+            Screen::NodeDetail => tables::selected_key(state, TableKind::Nodes),
             // A screen module's node (the log picker lists the node's services).
             Screen::Module(_) => super::shell::watched_node(state),
             _ => None,
@@ -105,12 +105,6 @@ fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeI
         .collect()
 }
 
-/// The address of the node the detail view shows: the nodes table's
-/// selection, else its first row.
-pub fn detail_node_key(state: &AppState) -> Option<String> {
-    tables::selected_key(state, TableKind::Nodes)
-}
-
 /// Folds a report in, or holds it while paused. Returns whether the screen
 /// may show something new: not for a start of round, not for a cluster that
 /// is not on screen, not for a report that changed nothing.
@@ -185,7 +179,7 @@ fn move_selection(state: &mut AppState, kind: TableKind, to: Move) {
 /// The move keys on node detail scroll its recent events (newest first, so
 /// it follows the top line).
 fn scroll_node_events(state: &mut AppState, to: Move) {
-    let len = detail_node_key(state)
+    let len = tables::selected_key(state, TableKind::Nodes)
         .and_then(|node| state.current_live()?.events.get(&node).map(|e| e.len()))
         .unwrap_or(0);
     let page = page(state);
@@ -283,7 +277,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
             }
             Screen::Cluster(Pane::Nodes) => {
-                if let Some(node) = detail_node_key(state) {
+                if let Some(node) = tables::selected_key(state, TableKind::Nodes) {
                     state.select(TableKind::Nodes, node);
                     state.node_events = Default::default();
                     state.screen = Screen::NodeDetail;
