@@ -4,7 +4,7 @@
 mod view_support;
 
 use crossterm::event::KeyCode;
-use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screen::{Pane, Screen, TableKind};
 use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
@@ -30,7 +30,12 @@ fn pane(scenario: &str, pane: Pane) -> AppState {
 /// The nodes pane of `scenario` with `node` selected, its actions menu open.
 fn menu(scenario: &str, node: &str) -> AppState {
     let mut s = pane(scenario, Pane::Nodes);
-    assert!(s.select_node(node), "{node} is a node of {scenario}");
+    let found = s.current_live().and_then(|live| live.status.node(node));
+    let address = found.map(|n| n.address.clone());
+    s.select(
+        TableKind::Nodes,
+        address.unwrap_or_else(|| panic!("{node} is a node of {scenario}")),
+    );
     update(&mut s, Action::Open("actions"));
     assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     s

@@ -29,9 +29,9 @@ pub enum Action {
     Refresh,
     /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
-    /// `h`/Left and Right in the node detail.
-    PreviousNode,
-    NextNode,
+    /// `h`/Left (`Up`: the previous node) and Right (`Down`: the next) in the node detail: the
+    /// neighbouring row of the nodes pane.
+    StepNode(super::binding::Move),
     /// `?`, `e`, `:help`, `:errors`, `:messages`: that overlay over the screen.
     Overlay(super::state::Overlay),
     OpenCommandLine,
@@ -48,20 +48,11 @@ pub enum Action {
     /// Enter on the command line, filter or confirmation.
     Submit,
     Resize(u16, u16),
-    /// Ask for a mutating action; it goes to the dispatcher, never straight
-    /// to a runner.
-    Request(MutatingAction),
     /// The dispatcher wants the operator to type the cluster name.
     AskConfirmation(PendingConfirmation),
     /// Something to tell the operator on the message line.
     Notify(Message),
     Event(AppEvent),
-    /// Plan screen: type the acknowledgement a warning needs.
-    Acknowledge,
-    /// `?` on the plan: explain the selected guard or step.
-    Explain,
-    /// `s` on a plan screen: start the plan through the one gate.
-    StartPlan,
     /// The dispatcher approved a rollout; update decides what to run.
     Approved(ApprovedAction),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`;

@@ -195,11 +195,6 @@ pub fn lines_with_moves<A, S>(table: &[Binding<A, S>], on: &S) -> Vec<KeyLine> {
     lines
 }
 
-/// Whether `event` is one of `table`'s keys or a move key.
-pub fn binds_with_moves<A: 'static, S: 'static>(table: &[Binding<A, S>], event: &KeyEvent) -> bool {
-    intent(table, event).is_some() || intent(MOVE_KEYS, event).is_some()
-}
-
 /// The move keys, shared by every screen module with rows.
 #[rustfmt::skip]
 pub static MOVE_KEYS: &[Binding<Move, ()>] = &[

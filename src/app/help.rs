@@ -52,15 +52,6 @@ pub fn help_box(size: (u16, u16)) -> (u16, u16) {
     (size.0.saturating_sub(4), size.1.saturating_sub(3))
 }
 
-/// Inside the popup: border and one cell of padding each side.
-pub fn help_inner(size: (u16, u16)) -> (usize, usize) {
-    let (w, h) = help_box(size);
-    (
-        usize::from(w.saturating_sub(4)),
-        usize::from(h.saturating_sub(2)),
-    )
-}
-
 /// The sections: `here` first, then the other key contexts and screen modules, each a
 /// module's own keys and the shell's that reach past them; then the commands.
 fn sections(here: KeyContext, state: &AppState) -> Vec<(String, Vec<(String, String)>)> {
@@ -81,12 +72,8 @@ fn sections(here: KeyContext, state: &AppState) -> Vec<(String, Vec<(String, Str
     let commands = COMMANDS
         .iter()
         .map(|c| {
-            let usage = if c.arg.is_empty() {
-                format!(":{}", c.name)
-            } else {
-                format!(":{} {}", c.name, c.arg)
-            };
-            (usage, c.help.to_string())
+            let usage = format!(":{} {}", c.name, c.arg);
+            (usage.trim_end().to_string(), c.help.to_string())
         })
         .collect();
     out.push(("Commands".to_string(), commands));
@@ -196,8 +183,10 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// The furthest the help scrolls on a terminal of `size`: its last line at
 /// the popup's bottom.
 pub fn max_scroll(here: KeyContext, state: &AppState) -> usize {
-    let (width, height) = help_inner(state.size);
-    layout(here, state, width).rows().saturating_sub(height)
+    // Inside the popup: border and one cell of padding each side.
+    let (width, height) = help_box(state.size);
+    let rows = layout(here, state, usize::from(width.saturating_sub(4))).rows();
+    rows.saturating_sub(usize::from(height.saturating_sub(2)))
 }
 
 #[cfg(test)]

@@ -58,9 +58,9 @@ static PLACES: &[Place] = &[
     Place { context: KeyContext::Screen("fleet"), title: "Cluster list (fleet)",
         parts: &[Keys(FLEET_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(FLEET_TAIL), Keys(GLOBAL), Moves, Keys(FLEET_OPENS)] },
     Place { context: KeyContext::Screen("cluster"), title: "Cluster panes (nodes, etcd, versions)",
-        parts: &[Keys(CLUSTER_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(CLUSTER_OPENS)] },
+        parts: &[Keys(CLUSTER_OWN), Keys(TABLE_KEYS), Keys(LIVE_KEYS), Keys(GLOBAL), Moves, Keys(CLUSTER_OPENS)] },
     Place { context: KeyContext::Screen("node"), title: "Node detail",
-        parts: &[Keys(DETAIL_OWN), Keys(LIVE_KEYS_BRIEF), Keys(GLOBAL), Moves, Keys(DETAIL_OPENS)] },
+        parts: &[Keys(DETAIL_OWN), Keys(LIVE_KEYS), Keys(GLOBAL), Moves, Keys(DETAIL_OPENS)] },
     Place { context: KeyContext::Screen("contexts"), title: "Discovery (:contexts)", parts: &[Moves, Keys(CLUSTERS)] },
     Place { context: KeyContext::Errors, title: "Discovery errors", parts: &[Keys(SCROLL), Keys(ERRORS_CLOSE), Keys(CTRL_C_QUITS)] },
     Place { context: KeyContext::CommandLine, title: "Command line (:)", parts: &[Keys(COMMAND_LINE), Keys(DELETE_CHAR), Keys(CANCEL)] },
@@ -153,17 +153,16 @@ static TABLE_KEYS: &[Binding] = &[
     bind(&[Key::char('S')], Action::SortReverse, "reverse the sort"),
 ];
 
+/// The live keys; where the footer is full (cluster panes, node detail) pause is in help only.
 #[rustfmt::skip]
-const REFRESH: Binding = bind(&[Key::char('r')], Action::Refresh, "refresh now").footer("refresh");
+static LIVE_KEYS: &[Binding] = &[
+    bind(&[Key::char('r')], Action::Refresh, "refresh now").footer("refresh"),
+    bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data").footer("pause").offered(on_the_fleet),
+];
 
-#[rustfmt::skip]
-const PAUSE: Binding = bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data");
-
-static LIVE_KEYS: &[Binding] = &[REFRESH, PAUSE.footer("pause")];
-
-/// The live keys where the footer is full (cluster panes, node detail): pause
-/// is in help only.
-static LIVE_KEYS_BRIEF: &[Binding] = &[REFRESH, PAUSE];
+fn on_the_fleet(state: &AppState) -> bool {
+    state.screen == Screen::Fleet
+}
 
 /// Enter opens a node only from the nodes pane.
 fn on_the_nodes_pane(state: &AppState) -> bool {
@@ -179,8 +178,8 @@ static FLEET_TAIL: &[Binding] = &[
 #[rustfmt::skip]
 static DETAIL_OWN: &[Binding] = &[
     OPEN_ACTIONS,
-    bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
-    bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
+    bind(&[Key::char('h'), Key::LEFT], Action::StepNode(Move::Up), "previous node").footer("prev"),
+    bind(&[Key::RIGHT], Action::StepNode(Move::Down), "next node").footer("next"),
     bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
 ];
 
@@ -315,16 +314,6 @@ static CONFIRM: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "go ahead if 
 
 #[rustfmt::skip]
 static CONFIRM_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel (the default)").footer("cancel")];
-
-/// The shell's bindings of `ctx` (less the shared move keys), in help and footer order.
-pub fn bindings(ctx: KeyContext) -> Vec<&'static Binding> {
-    (ctx.place().parts.iter())
-        .flat_map(|part| match part {
-            Keys(table) => table.iter().collect(),
-            Moves => Vec::new(),
-        })
-        .collect()
-}
 
 /// `ctx`'s keys as `?` and the footer show them, with the keys that reach them: under a
 /// screen module, less the keys the module binds itself (`q` goes back on the log screen

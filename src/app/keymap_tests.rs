@@ -4,6 +4,16 @@ use crate::app::state::InputLine;
 use crate::discovery::Discovery;
 use crossterm::event::{KeyCode, KeyModifiers};
 
+/// The shell's bindings of `ctx` (less the shared move keys), in help and footer order.
+fn bindings(ctx: KeyContext) -> Vec<&'static Binding> {
+    (ctx.place().parts.iter())
+        .flat_map(|part| match part {
+            Keys(table) => table.iter().collect(),
+            Moves => Vec::new(),
+        })
+        .collect()
+}
+
 fn press(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, mods)
 }

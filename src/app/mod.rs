@@ -20,6 +20,7 @@ pub mod shell;
 pub mod state;
 pub mod tables;
 #[cfg(test)]
+#[path = "fixtures_tests.rs"]
 pub(crate) mod test_fixtures;
 pub mod update;
 pub mod update_actions;

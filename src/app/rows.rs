@@ -171,7 +171,7 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
     let (talos, kube) = (cluster.talos_context(), cluster.kube_context());
     let contexts = format!("{} / {}", talos.unwrap_or("-"), kube.unwrap_or("-"));
     let mut cells = vec![TableCell::plain(&cluster.name), TableCell::plain(contexts)];
-    let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
+    let Some(live) = live.filter(|l| l.answered()) else {
         cells.extend(std::iter::repeat_n(TableCell::unknown(), 6));
         let waiting = if cluster.talos.is_some() {
             "waiting"
@@ -198,11 +198,10 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
     cells.push(if q.members == 0 {
         TableCell::unknown()
     } else {
-        let tone = match (q.has_quorum(), q.tolerates) {
+        let tone = match (q.has_quorum(), q.at_risk()) {
             (false, _) => Tone::Error,
-            (true, 0) if q.members > 1 => Tone::Warn,
-            _ if q.healthy < q.members => Tone::Warn,
-            _ => Tone::Ok,
+            (true, true) => Tone::Warn,
+            (true, false) => Tone::Ok,
         };
         TableCell::new(
             format!("{}/{} lose {}", q.healthy, q.members, q.tolerates),

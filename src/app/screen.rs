@@ -2,9 +2,10 @@
 //! how each of its tables is looked at (selection, sort, filter).
 
 /// The main pane, under any overlay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Screen {
     /// One row per cluster with its health: the first screen.
+    #[default]
     Fleet,
     /// How discovery paired contexts (`:contexts`): files, endpoints, pairing.
     Clusters,
@@ -28,6 +29,11 @@ impl Screen {
             Screen::NodeDetail => "node",
             Screen::Module(name) => name,
         }
+    }
+
+    /// Whether it is one of the main screens of the cluster in use: its panes, node detail.
+    pub fn of_cluster_in_use(self) -> bool {
+        matches!(self, Screen::Cluster(_) | Screen::NodeDetail)
     }
 }
 

@@ -27,11 +27,6 @@ impl Scroll {
         let to = step.from(self.at(len, follow), last, page.max(1));
         self.at = (to != follow.min(last)).then_some(to);
     }
-
-    /// Lines left the front of a bounded log: the place keeps to its line.
-    pub fn dropped_front(&mut self, lines: usize) {
-        self.at = self.at.map(|at| at.saturating_sub(lines));
-    }
 }
 
 /// The first line shown of a list of `len` in `room` lines so that line
@@ -67,13 +62,5 @@ mod tests {
         assert_eq!(first_shown(17, 12, 0), 0);
         assert_eq!(first_shown(17, 12, 16), 5);
         assert_eq!(first_shown(5, 12, 4), 0);
-    }
-
-    #[test]
-    fn a_log_dropping_lines_keeps_the_place_on_its_line() {
-        let mut s = Scroll::default();
-        s.go(Move::Up, 200, 199, 10);
-        s.dropped_front(1);
-        assert_eq!(s.at(200, 199), 197);
     }
 }

@@ -63,12 +63,11 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
     }
     let cluster = match state.screen {
         Screen::Fleet => super::tables::selected_key(state, TableKind::Fleet),
-        Screen::Cluster(_) | Screen::NodeDetail => state.current.clone(),
-        Screen::Clusters | Screen::Module(_) => None,
+        screen => state.current.clone().filter(|_| screen.of_cluster_in_use()),
     };
     let node = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
-            super::update_panes::detail_node_key(state)
+            super::tables::selected_key(state, TableKind::Nodes)
         }
         _ => None,
     };
@@ -168,8 +167,19 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     if let Some(text) = step.filter {
         state.open_input(InputKind::Filter, text);
     }
-    if let Some(ask) = step.ask {
-        show_ask(state, ask, InputKind::Screen);
+    // What the step asks shows over the screen: the input line of its prompt, an
+    // explanation or the help.
+    match step.ask {
+        Some(Ask::Input { prompt, text }) => state.open_input(InputKind::Screen(prompt), text),
+        Some(Ask::Explain { title, text }) => {
+            state.overlay = Some(Overlay::Explain {
+                title,
+                text,
+                scroll: 0,
+            });
+        }
+        Some(Ask::Help) => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        None => {}
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -186,22 +196,6 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         effects.extend(open_with(state, other, words));
     }
     effects
-}
-
-/// Shows what a step asks over the screen: the input line (`input` of its prompt), an
-/// explanation or the help.
-pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -> InputKind) {
-    match ask {
-        Ask::Input { prompt, text } => state.open_input(input(prompt), text),
-        Ask::Explain { title, text } => {
-            state.overlay = Some(Overlay::Explain {
-                title,
-                text,
-                scroll: 0,
-            });
-        }
-        Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
-    }
 }
 
 /// News for a module: whether the screen on top changed, and the effects it asks for (a

@@ -104,7 +104,7 @@ pub struct ConfirmState {
     pub typed: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AppState {
     pub clusters: Vec<Cluster>,
     pub errors: Vec<DiscoveryError>,
@@ -167,37 +167,19 @@ impl AppState {
         });
     }
 
+    /// The console on the fleet of `discovery`, 80x24 until the terminal says its size; the
+    /// rest as it starts (`Default`: nothing in use, open or held, UTC).
     pub fn new(discovery: Discovery, readonly: bool) -> AppState {
         AppState {
             clusters: discovery.clusters,
             errors: discovery.errors,
             readonly,
-            screen: Screen::Fleet,
-            current: None,
-            input: None,
-            overlay: None,
-            message: None,
             size: (80, 24),
-            fleet: FleetModel::default(),
-            now: None,
-            paused: false,
-            held: VecDeque::new(),
-            tables: Tables::default(),
-            generation: 0,
-            prepared: Default::default(),
-            wall_clock: None,
-            identity: String::new(),
             provision: super::provision::ProvisionState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
-            node_events: Default::default(),
-            messages: VecDeque::new(),
-            zone: crate::clock::Zone::Utc,
-            quit_question: None,
-            demo_fleet: false,
-            actions: Default::default(),
-            screens: Default::default(),
+            ..AppState::default()
         }
     }
 
@@ -241,13 +223,11 @@ impl AppState {
     /// The cluster named on screen: the one in use on the cluster screens,
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
-        match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail => self.current.as_deref(),
-            Screen::Fleet | Screen::Clusters => None,
-            Screen::Module(_) => super::shell::of_cluster_in_use(self)
-                .then_some(self.current.as_deref())
-                .flatten(),
-        }
+        let shown = match self.screen {
+            Screen::Module(_) => super::shell::of_cluster_in_use(self),
+            main => main.of_cluster_in_use(),
+        };
+        self.current.as_deref().filter(|_| shown)
     }
 
     /// What `:ctx` takes and Tab completes: every cluster's name, then every context's (in use
@@ -282,29 +262,6 @@ impl AppState {
     /// identity (a cluster's name, a node's address, an etcd member's id) as rows move.
     pub fn select(&mut self, kind: TableKind, key: impl Into<String>) {
         self.tables.get_mut(kind).selected = Some(key.into());
-    }
-
-    /// Selects the node `node` (by name or address) of the cluster in use on the nodes pane;
-    /// false when its status names no such node.
-    pub fn select_node(&mut self, node: &str) -> bool {
-        let address = self.current_live().and_then(|live| live.status.node(node));
-        let Some(address) = address.map(|n| n.address.clone()) else {
-            return false;
-        };
-        self.select(TableKind::Nodes, address);
-        true
-    }
-
-    /// Selects the etcd member `member` (by id or hostname) of the cluster in use on the
-    /// etcd pane; false when its status names no such member.
-    pub fn select_member(&mut self, member: &str) -> bool {
-        let members = self.current_live().map(|live| &live.status.etcd.members);
-        let found = members.and_then(|m| m.iter().find(|m| m.id == member || m.hostname == member));
-        let Some(id) = found.map(|m| m.id.clone()) else {
-            return false;
-        };
-        self.select(TableKind::Etcd, id);
-        true
     }
 
     /// Keeps the message on the line in the log, when it is a new one.

@@ -53,11 +53,6 @@ impl TableCell {
         TableCell::new("", Tone::Unknown)
     }
 
-    /// The cell's number, when it is one.
-    fn parse_number(&self) -> Option<u64> {
-        self.text.parse().ok()
-    }
-
     /// Text when known, else the placeholder.
     pub fn maybe(text: Option<&str>) -> TableCell {
         match text {
@@ -312,8 +307,9 @@ pub fn shape(
                 // Unknown still last; known numbers highest first.
                 .then_with(|| x.text.is_empty().cmp(&y.text.is_empty()))
                 .then_with(|| highest_first(&x.text, &y.text)),
-            (Some(x), Some(y)) if order == Order::HighestFirst => (x.parse_number().is_none())
-                .cmp(&y.parse_number().is_none())
+            // Cells that are not numbers last.
+            (Some(x), Some(y)) if order == Order::HighestFirst => (x.text.parse::<u64>().is_err())
+                .cmp(&y.text.parse::<u64>().is_err())
                 .then_with(|| highest_first(&x.text, &y.text)),
             (Some(x), Some(y)) => natural_cmp(&x.text, &y.text),
             _ => Ordering::Equal,

@@ -12,7 +12,6 @@ use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
-use crate::approval::{ApprovedAction, MutatingAction};
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::upgrade::InPlaceUpgrade;
@@ -86,8 +85,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Event(AppEvent::Discovered(discovery)) => on_discovered(state, *discovery),
         // Poller reports, ticks and screen news are folded in `apply_action`.
         Action::Event(_) => {}
-        Action::Request(mutating) => return vec![Effect::Gate(mutating)],
-        Action::Approved(approved) => return on_approved(state, approved),
+        Action::Approved(approved) => return super::update_actions::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
             state.overlay = Some(Overlay::Confirm(ConfirmState {
@@ -112,69 +110,26 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
-/// progress shows; else the run of the plan on screen (`update_actions`), an upgrade, a
-/// CAPI-way upgrade, a configuration patch or a create only while no other runs here.
-fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let action = approved.action();
-    let rollout = matches!(
-        action,
-        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
-    );
-    let starting = match action {
-        MutatingAction::UpgradeTalos { cluster, target } => {
-            Some(format!("starting the upgrade of {cluster} to {target}"))
-        }
-        _ => None,
-    };
-    if rollout
-        && state.screen == Screen::Module(super::shell::PROGRESS)
-        && let Some(resumed) = super::shell::on_approved(state, &approved)
-    {
-        return resumed;
-    }
-    let alone = rollout
-        || matches!(
-            action,
-            MutatingAction::CapiUpgrade { .. }
-                | MutatingAction::ConfigPatch { .. }
-                | MutatingAction::CreateCluster { .. }
-        );
-    if alone && state.operation_running() {
-        return super::action::not_run(&approved, "an action already runs from this console");
-    }
-    let effects = super::update_actions::on_approved(state, approved);
-    let started = (effects.iter()).any(|e| matches!(e, Effect::RunAction { .. }));
-    if let Some(starting) = starting.filter(|_| started) {
-        // Says what happens now, in place of the plan's "acknowledged; s starts".
-        state.message = Some(Message::info(starting));
-    }
-    effects
-}
-
 /// Quits, unless an operation runs here: then asks first (y/N), saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
     let running = state.progress().filter(|p| p.running());
     let Some(kind) = running.map(|p| p.kind) else {
         return vec![Effect::Quit];
     };
-    let rollout = matches!(
-        kind,
-        OperationKind::TalosUpgrade | OperationKind::KubernetesUpgrade
-    );
-    let what = if rollout { "a rollout" } else { "a provision" };
-    let question = match kind {
-        _ if (rollout || kind == OperationKind::Provision) && state.demo_fleet => {
+    use OperationKind as K;
+    // What runs, and what becomes of it next time; none: it stops with taloscope.
+    let (what, next_time) = match kind {
+        K::TalosUpgrade | K::KubernetesUpgrade => ("a rollout", Some("the journal resumes it")),
+        K::Provision => ("a provision", Some("VMs still joining are followed")),
+        K::Create => ("a create", Some("its journal resumes it (n, Enter)")),
+        _ => ("a node, etcd or delete action", None),
+    };
+    let question = match next_time {
+        Some(_) if state.demo_fleet && kind != K::Create => {
             format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
         }
-        _ if rollout => format!("{what} is running; the journal resumes it next time; quit? y/N"),
-        OperationKind::Provision => {
-            format!("{what} is running; VMs still joining are followed next time; quit? y/N")
-        }
-        OperationKind::Create => {
-            "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".into()
-        }
-        _ => "a node, etcd or delete action is running and stops with taloscope; quit? y/N".into(),
+        Some(next_time) => format!("{what} is running; {next_time} next time; quit? y/N"),
+        None => format!("{what} is running and stops with taloscope; quit? y/N"),
     };
     state.message = Some(Message::warn(question.clone()));
     state.quit_question = Some(question);
@@ -218,27 +173,23 @@ fn on_discovered(state: &mut AppState, discovery: crate::discovery::Discovery) {
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
 /// from now on uses that context: the cluster's poller from its next round, the plans and
 /// rollouts started here, and the header says it.
-fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Effect>) {
-    let found = state
-        .clusters
-        .iter()
-        .position(|c| c.name == name)
-        .or_else(|| {
-            state
-                .clusters
-                .iter()
-                .position(|c| c.with_context(name).is_some())
-        });
+fn use_cluster_or_context(state: &mut AppState, name: &str) -> Vec<Effect> {
+    let clusters = &state.clusters;
+    let by_name = clusters.iter().position(|c| c.name == name);
+    let found = by_name.or_else(|| clusters.iter().position(|c| c.with_context(name).is_some()));
     let Some(i) = found else {
         let error = format!("no cluster named {name:?} (Tab completes names)");
-        return (Message::error(error), Vec::new());
+        state.message = Some(Message::error(error));
+        return Vec::new();
     };
     let cluster = state.clusters[i].name.clone();
+    let mut message = format!("using cluster {cluster}");
     let mut effects = Vec::new();
     if let Some(chosen) = state.clusters[i].with_context(name)
         && chosen != state.clusters[i]
     {
         state.clusters[i] = chosen;
+        message = format!("{message} through context {name}");
         effects.push(Effect::Poller(PollerCommand::UseContext {
             cluster: cluster.clone(),
             context: name.to_string(),
@@ -246,12 +197,8 @@ fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Eff
     }
     state.use_cluster(&cluster);
     panes::open_cluster(state);
-    let message = if effects.is_empty() {
-        format!("using cluster {cluster}")
-    } else {
-        format!("using cluster {cluster} through context {name}")
-    };
-    (Message::info(message), effects)
+    state.message = Some(Message::info(message));
+    effects
 }
 
 fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -358,11 +305,7 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             let words = line.split_whitespace().map(String::from).collect();
             return open(state, name, words);
         }
-        Action::UseCluster(name) => {
-            let (message, effects) = use_cluster_or_context(state, &name);
-            state.message = Some(message);
-            return effects;
-        }
+        Action::UseCluster(name) => return use_cluster_or_context(state, &name),
         Action::Reload => {
             state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
             return vec![Effect::ReloadDiscovery];

@@ -48,7 +48,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
-    let address = super::update_panes::detail_node_key(state)
+    let address = super::tables::selected_key(state, TableKind::Nodes)
         .ok_or_else(|| format!("no node of {cluster} selected"))?;
     let live = state.fleet.cluster(&cluster);
     let (status, node) = live
@@ -65,9 +65,10 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         .left_cordoned
         .iter()
         .any(|(c, kube_node, _)| c == &cluster && (kube_node == &node.name));
-    if left_behind && let Some(at) = items.iter().position(|i| *i == uncordon()) {
-        items.remove(at);
-        items.insert(0, uncordon());
+    // The uncordon of a node an interrupted action left cordoned comes first.
+    let uncordon = ActionChoice::Node(NodeOperation::Uncordon);
+    if left_behind && let Some(at) = items.iter().position(|i| *i == uncordon) {
+        items[..=at].rotate_right(1);
     }
     Ok(ActionMenu {
         cluster,
@@ -76,10 +77,6 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         items,
         selected: 0,
     })
-}
-
-fn uncordon() -> ActionChoice {
-    ActionChoice::Node(NodeOperation::Uncordon)
 }
 
 fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -108,10 +105,40 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
     })
 }
 
-/// The dispatcher approved an action: the plan of the screen module on top runs when it is
-/// still the plan on screen and no guard blocks now (its guards read again over the latest
-/// status), and the progress screen shows it as its plan describes it.
+/// The dispatcher approved an action: an upgrade's rollout resumed from the journal the
+/// progress shows; else the plan of the screen module on top runs when it is still the plan
+/// on screen and no guard blocks now (its guards read again over the latest status), an
+/// upgrade, a CAPI-way upgrade, a configuration patch or a create only while no other runs
+/// here, and the progress screen shows it as its plan describes it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    let action = approved.action();
+    let rollout = matches!(
+        action,
+        MutatingAction::UpgradeTalos { .. } | MutatingAction::UpgradeKubernetes { .. }
+    );
+    // Says what happens now, in place of the plan's "acknowledged; s starts".
+    let starting = match action {
+        MutatingAction::UpgradeTalos { cluster, target } => {
+            Some(format!("starting the upgrade of {cluster} to {target}"))
+        }
+        _ => None,
+    };
+    if rollout
+        && state.screen == Screen::Module(super::shell::PROGRESS)
+        && let Some(resumed) = super::shell::on_approved(state, &approved)
+    {
+        return resumed;
+    }
+    let alone = rollout
+        || matches!(
+            action,
+            MutatingAction::CapiUpgrade { .. }
+                | MutatingAction::ConfigPatch { .. }
+                | MutatingAction::CreateCluster { .. }
+        );
+    if alone && state.operation_running() {
+        return super::action::not_run(&approved, "an action already runs from this console");
+    }
     // Esc on the progress of a plan of these screens: where the plan was opened from.
     let mut back = Screen::Cluster(Pane::Nodes);
     if let Screen::Module(name) = state.screen
@@ -153,7 +180,9 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             run.as_ref(),
             ActionRun::Provision(_) | ActionRun::TerminateVm
         ) {
-            state.message = Some(Message::info(format!("{}: started", progress.what)));
+            let started = starting.clone();
+            let started = started.unwrap_or_else(|| format!("{}: started", progress.what));
+            state.message = Some(Message::info(started));
         }
         let progress = Box::new(progress);
         shown.extend(super::shell::show_progress(

@@ -32,7 +32,7 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
     let max = u16::try_from(max).unwrap_or(u16::MAX);
     match action {
         Action::Back => return Vec::new(),
-        Action::Explain | Action::Submit if text => return Vec::new(),
+        Action::Submit if text => return Vec::new(),
         Action::Move(Move::Down) => *scroll = scroll.saturating_add(1).min(max),
         Action::Move(Move::Up) => *scroll = scroll.saturating_sub(1),
         _ => {}

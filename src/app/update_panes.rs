@@ -22,16 +22,13 @@ pub struct Watching {
 impl Watching {
     pub fn of(state: &AppState) -> Watching {
         let focus = state.cluster_on_screen().map(String::from);
-        let node = match (state.screen, &focus) {
-            (Screen::NodeDetail, Some(cluster)) => {
-                detail_node_key(state).map(|node| (cluster.clone(), node))
-            }
+        let node = match state.screen {
+            Screen::NodeDetail => tables::selected_key(state, TableKind::Nodes),
             // A screen module's node (the log picker lists the node's services).
-            (Screen::Module(_), Some(cluster)) => {
-                super::shell::watched_node(state).map(|node| (cluster.clone(), node))
-            }
+            Screen::Module(_) => super::shell::watched_node(state),
             _ => None,
         };
+        let node = focus.clone().zip(node);
         Watching { focus, node }
     }
 
@@ -92,10 +89,9 @@ pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
 /// The cluster in use, live, on the cluster panes and node detail: what the usage and drift
 /// requests read; none on other screens.
 fn live_on_cluster_screens(state: &AppState) -> Option<&crate::fleet::ClusterLive> {
-    let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
-        return None;
-    };
-    state.current_live()
+    state
+        .current_live()
+        .filter(|_| state.screen.of_cluster_in_use())
 }
 
 fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeIdentity> {
@@ -107,12 +103,6 @@ fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeI
         .filter(|n| !n.address.is_empty())
         .map(|n| n.identity())
         .collect()
-}
-
-/// The address of the node the detail view shows: the nodes table's
-/// selection, else its first row.
-pub fn detail_node_key(state: &AppState) -> Option<String> {
-    tables::selected_key(state, TableKind::Nodes)
 }
 
 /// Folds a report in, or holds it while paused. Returns whether the screen
@@ -153,13 +143,9 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         // Fleet-wide: the fleet's rows and the cluster screens say who owns a cluster.
         return matches!(state.screen, Screen::Fleet | Screen::Cluster(_));
     }
-    let on_screen = match state.screen {
-        Screen::Fleet => true,
-        // A screen module hears of the change on its own (`screens::on_fleet_change`).
-        Screen::Clusters | Screen::Module(_) => false,
-        Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
-    };
-    if !on_screen {
+    // A screen module hears of the change on its own (`screens::on_fleet_change`).
+    let of_cluster = state.screen.of_cluster_in_use() && state.current.as_deref() == Some(&cluster);
+    if !(of_cluster || state.screen == Screen::Fleet) {
         return false;
     }
     if finish {
@@ -193,7 +179,7 @@ fn move_selection(state: &mut AppState, kind: TableKind, to: Move) {
 /// The move keys on node detail scroll its recent events (newest first, so
 /// it follows the top line).
 fn scroll_node_events(state: &mut AppState, to: Move) {
-    let len = detail_node_key(state)
+    let len = tables::selected_key(state, TableKind::Nodes)
         .and_then(|node| state.current_live()?.events.get(&node).map(|e| e.len()))
         .unwrap_or(0);
     let page = page(state);
@@ -278,11 +264,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             None if state.screen == Screen::NodeDetail => scroll_node_events(state, to),
             None => {}
         },
-        Action::PreviousNode | Action::NextNode if state.screen == Screen::NodeDetail => {
-            let to = match action {
-                Action::NextNode => Move::Down,
-                _ => Move::Up,
-            };
+        Action::StepNode(to) if state.screen == Screen::NodeDetail => {
             move_selection(state, TableKind::Nodes, to);
             state.node_events = Default::default();
         }
@@ -295,7 +277,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
             }
             Screen::Cluster(Pane::Nodes) => {
-                if let Some(node) = detail_node_key(state) {
+                if let Some(node) = tables::selected_key(state, TableKind::Nodes) {
                     state.select(TableKind::Nodes, node);
                     state.node_events = Default::default();
                     state.screen = Screen::NodeDetail;

@@ -69,7 +69,7 @@ fn node_detail_watches_the_node_and_h_l_step() {
         &effects[..],
         [Effect::Poller(PollerCommand::WatchNode { node, .. })] if node == "127.10.0.4"
     ));
-    let effects = update(&mut s, Action::NextNode);
+    let effects = update(&mut s, Action::StepNode(Move::Down));
     assert!(matches!(
         &effects[..],
         [Effect::Poller(PollerCommand::WatchNode { node, .. })] if node == "127.10.0.5"

@@ -238,11 +238,7 @@ fn confirmation_flow_goes_through_effects() {
         target: "v1.12.0".into(),
     };
     let mut s = state();
-    let effects = update(&mut s, Action::Request(upgrade.clone()));
-    let [Effect::Gate(action)] = &effects[..] else {
-        panic!("a request must go to the dispatcher: {effects:?}")
-    };
-    let Gate::Confirm(pending) = d.request(action.clone()) else {
+    let Gate::Confirm(pending) = d.request(upgrade.clone()) else {
         panic!("expected a confirmation")
     };
     update(&mut s, Action::AskConfirmation(pending));

@@ -63,24 +63,6 @@ pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
     cluster_in_use(state)
 }
 
-/// Shows this console's unfinished rollout of `cluster` instead of a plan;
-/// true when there is one (one rollout per cluster, whatever its kind).
-fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> bool {
-    if rollout_of(state, cluster).is_none() {
-        return false;
-    }
-    let hint = if state.operation_running() {
-        "Space pauses, c cancels"
-    } else {
-        "r resumes it"
-    };
-    state.message = Some(Message::info(format!(
-        "a rollout of {cluster} has not ended: {hint}"
-    )));
-    state.screen = Screen::Module(PROGRESS);
-    true
-}
-
 /// `u`, `:upgrade [vX.Y.Z]` (`upgrade` Talos OS) and `U`, `:upgrade-k8s [VERSION]`
 /// (Kubernetes): the progress screen while this console's rollout of the cluster has not ended,
 /// the CAPI-way plan on a cluster Cluster API owns, else the in-place plan screen of the kind.
@@ -92,7 +74,18 @@ pub fn open_plan(
     let Some(cluster) = usable_cluster(state) else {
         return Vec::new();
     };
-    if unfinished_rollout_shown(state, &cluster) {
+    // This console's unfinished rollout of the cluster shows instead of a plan (one rollout
+    // per cluster, whatever its kind).
+    if rollout_of(state, &cluster).is_some() {
+        let hint = if state.operation_running() {
+            "Space pauses, c cancels"
+        } else {
+            "r resumes it"
+        };
+        state.message = Some(Message::info(format!(
+            "a rollout of {cluster} has not ended: {hint}"
+        )));
+        state.screen = Screen::Module(PROGRESS);
         return Vec::new();
     }
     if !state.fleet.cluster(&cluster).is_some_and(|l| l.has_data()) {

@@ -190,6 +190,12 @@ impl ClusterLive {
         self.poll_finished.is_some() || !self.node_answered.is_empty()
     }
 
+    /// Whether the cluster answered, or failed to: what the fleet's row and the summary lines
+    /// of the fleet and the cluster view speak of.
+    pub fn answered(&self) -> bool {
+        self.has_data() || self.status.error.is_some()
+    }
+
     /// When the node last answered, if it ever did.
     pub fn node_last_answer(&self, address: &str) -> Option<Instant> {
         self.node_answered.get(address).copied()

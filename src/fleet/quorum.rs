@@ -53,6 +53,13 @@ impl Quorum {
         self.members > 0 && self.healthy >= self.needed
     }
 
+    /// Whether quorum holds but a voting member is unhealthy, or (of more than one) none may
+    /// fail: what the fleet's ETCD cell and the etcd pane warn of.
+    pub fn at_risk(&self) -> bool {
+        let degraded = self.healthy < self.members || (self.members > 1 && self.tolerates == 0);
+        self.has_quorum() && degraded
+    }
+
     /// Whether taking one member down keeps quorum. Taking down a member that
     /// is already unhealthy changes nothing; a healthy one needs `tolerates ≥ 1`.
     pub fn survives_losing(&self, member_healthy: bool) -> bool {
@@ -67,6 +74,15 @@ impl Quorum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_risk_while_a_voter_is_down_or_none_may_fail() {
+        assert!(!Quorum::from_counts(3, 3).at_risk());
+        assert!(Quorum::from_counts(3, 2).at_risk());
+        assert!(Quorum::from_counts(2, 2).at_risk());
+        assert!(!Quorum::from_counts(1, 1).at_risk());
+        assert!(!Quorum::from_counts(3, 1).at_risk(), "lost, not at risk");
+    }
 
     #[test]
     fn three_healthy_members_tolerate_one() {

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
-use super::fleet::{answered, health_line, render_summary};
+use super::fleet::{health_line, render_summary};
 use super::table::DataTable;
 use super::{etcd, versions};
 use crate::app::prepared;
@@ -40,7 +40,7 @@ fn tabs(look: &Look, shown: Pane, wide: bool) -> Line<'static> {
 /// One line: the cluster, and what is wrong with it or that all is well.
 fn summary(state: &AppState, look: &Look) -> Line<'static> {
     let name = state.current.clone().unwrap_or_default();
-    let Some(live) = answered(state.current_live()) else {
+    let Some(live) = state.current_live().filter(|l| l.answered()) else {
         let text = format!("{name}: waiting for the first answer");
         return Line::from(Span::styled(text, look.styles.get(Role::Muted)));
     };

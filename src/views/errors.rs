@@ -9,16 +9,39 @@ use super::Look;
 use crate::discovery::DiscoveryError;
 use crate::tui::Role;
 
+/// "2 discovery errors: press e to see them", or that there are none: the line under the
+/// fleet and the discovery list.
+pub fn errors_line(errors: &[DiscoveryError], look: &Look) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    match errors.len() {
+        0 => Line::from(Span::styled(
+            format!("{} no discovery errors", g.ok),
+            s.get(Role::Muted),
+        )),
+        n => Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} {n} discovery error{}",
+                    g.warn,
+                    if n == 1 { "" } else { "s" }
+                ),
+                s.get(Role::Warn),
+            ),
+            Span::styled(": press ", s.get(Role::Muted)),
+            Span::styled("e", s.get(Role::Key)),
+            Span::styled(" to see them", s.get(Role::Muted)),
+        ]),
+    }
+}
+
 /// Draws the list over `area`, scrolled by `scroll`.
 pub fn render(errors: &[DiscoveryError], look: &Look, scroll: u16, area: Rect, buf: &mut Buffer) {
     let s = &look.styles;
     let g = &look.glyphs;
     let mut lines = Vec::new();
     if errors.is_empty() {
-        lines.push(Line::from(Span::styled(
-            format!("{} no discovery errors", g.ok),
-            s.get(Role::Muted),
-        )));
+        lines.push(errors_line(errors, look));
     }
     for e in errors {
         let mut head = vec![

@@ -22,9 +22,9 @@ fn quorum(state: &AppState, look: &Look) -> Line<'static> {
         return Line::from(Span::styled("etcd: no answer yet", s.get(Role::Muted)));
     };
     let q = live.status.etcd.quorum;
-    let (glyph, role) = if q.members == 0 || !q.has_quorum() {
+    let (glyph, role) = if !q.has_quorum() {
         (g.error, Role::Error)
-    } else if q.healthy < q.members || (q.members > 1 && q.tolerates == 0) {
+    } else if q.at_risk() {
         (g.warn, Role::Warn)
     } else {
         (g.ok, Role::Ok)

@@ -2,19 +2,21 @@
 //! quorum, Talos and Kubernetes versions, warnings, a rollout in progress or
 //! the first issue, and the age of stale data), what is wrong with the
 //! selected cluster and who is rolling it out, and the discovery-error line.
+//! The discovery list (`:contexts`: one row per cluster with its talos context, kube context,
+//! endpoints and how it was paired) is drawn alike, without the selected cluster's lines.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::clusters::errors_line;
+use super::errors::errors_line;
 use super::table::DataTable;
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::fleet::RolloutStatus;
 use crate::fleet::summary::ClusterHealth;
-use crate::fleet::{ClusterLive, RolloutStatus};
 use crate::tui::Role;
 
 /// "upgrade in progress by bob@jump2, node 3 of 5 (cp-3, rebooting)" in
@@ -43,11 +45,6 @@ fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'stati
         }
     };
     Line::from(Span::styled(text, look.styles.get(Role::Warn)))
-}
-
-/// The cluster's live data once it answered or failed to: what its summary lines speak of.
-pub(super) fn answered(live: Option<&ClusterLive>) -> Option<&ClusterLive> {
-    live.filter(|l| l.has_data() || l.status.error.is_some())
 }
 
 /// Who is rolling the cluster out, if anyone, above `health`, wrapped into `area`: the
@@ -108,7 +105,7 @@ fn selected_line(state: &AppState, look: &Look, key: Option<&str>) -> Line<'stat
         })
         .unwrap_or_default();
     let label = format!("{name}{contexts}");
-    let Some(live) = answered(state.fleet.cluster(name)) else {
+    let Some(live) = state.fleet.cluster(name).filter(|l| l.answered()) else {
         let text = format!("{label}: no answer yet");
         return Line::from(Span::styled(text, look.styles.get(Role::Muted)));
     };
@@ -120,23 +117,26 @@ fn selected_line(state: &AppState, look: &Look, key: Option<&str>) -> Line<'stat
     health_line(&h, look, well, &label)
 }
 
-/// Draws the fleet into `area`.
-pub fn render(state: &AppState, look: &Look, area: Rect, buf: &mut Buffer) {
-    let data = prepared::table(state, TableKind::Fleet);
+/// Draws the list of clusters `kind` (the fleet, or the discovery list) into `area`.
+pub fn render(state: &AppState, look: &Look, kind: TableKind, area: Rect, buf: &mut Buffer) {
+    let data = prepared::table(state, kind);
     let table = DataTable::pane(state, &data, look, true);
     // The table has the keys, but the block is the whole screen's: not accented.
     let inner = table.frame(area, buf, false);
+    let fleet = kind == TableKind::Fleet;
     let [rows, selected, errors] = inner.layout(&Layout::vertical([
         Constraint::Fill(1),
-        Constraint::Length(2),
+        Constraint::Length(if fleet { 2 } else { 0 }),
         Constraint::Length(1),
     ]));
     table.render_rows(rows, buf);
-    let key = data.selected_key(state.tables.get(TableKind::Fleet));
-    let rollout = key
-        .and_then(|k| state.fleet.cluster(k))
-        .and_then(|l| l.status.rollout.as_ref());
-    let line = selected_line(state, look, key);
-    render_summary(rollout, line, look, selected, buf);
-    Paragraph::new(errors_line(state, look)).render(errors, buf);
+    if fleet {
+        let key = data.selected_key(state.tables.get(TableKind::Fleet));
+        let rollout = key
+            .and_then(|k| state.fleet.cluster(k))
+            .and_then(|l| l.status.rollout.as_ref());
+        let line = selected_line(state, look, key);
+        render_summary(rollout, line, look, selected, buf);
+    }
+    Paragraph::new(errors_line(&state.errors, look)).render(errors, buf);
 }

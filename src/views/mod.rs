@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
-use crate::app::screen::Screen;
+use crate::app::screen::{Screen, TableKind};
 use crate::app::screens::Screens;
 use crate::app::state::{AppState, Overlay};
 pub use crate::tui::Look;
@@ -18,7 +18,6 @@ pub mod capi_upgrade;
 pub mod certs;
 pub mod cluster;
 pub mod cluster_plan;
-pub mod clusters;
 pub mod config;
 pub mod create;
 mod cut;
@@ -113,8 +112,8 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     };
     for screen in under.into_iter().chain([state.screen]) {
         match screen {
-            Screen::Clusters => clusters::render(state, look, body, buf),
-            Screen::Fleet => fleet::render(state, look, body, buf),
+            Screen::Clusters => fleet::render(state, look, TableKind::Clusters, body, buf),
+            Screen::Fleet => fleet::render(state, look, TableKind::Fleet, body, buf),
             Screen::Cluster(pane) => cluster::render(state, look, pane, body, buf),
             Screen::NodeDetail => node_detail::render(state, look, body, buf),
             Screen::Module(name) => {

@@ -105,3 +105,28 @@ pub(crate) fn progress_mut(
         .find_mut::<crate::views::progress::ProgressScreen>();
     &mut screen.expect("the progress screen").progress
 }
+
+impl AppState {
+    /// Selects the node `node` (by name or address) of the cluster in use on the nodes pane;
+    /// false when its status names no such node.
+    pub(crate) fn select_node(&mut self, node: &str) -> bool {
+        let address = self.current_live().and_then(|live| live.status.node(node));
+        let Some(address) = address.map(|n| n.address.clone()) else {
+            return false;
+        };
+        self.select(crate::app::screen::TableKind::Nodes, address);
+        true
+    }
+
+    /// Selects the etcd member `member` (by id or hostname) of the cluster in use on the
+    /// etcd pane; false when its status names no such member.
+    pub(crate) fn select_member(&mut self, member: &str) -> bool {
+        let members = self.current_live().map(|live| &live.status.etcd.members);
+        let found = members.and_then(|m| m.iter().find(|m| m.id == member || m.hostname == member));
+        let Some(id) = found.map(|m| m.id.clone()) else {
+            return false;
+        };
+        self.select(crate::app::screen::TableKind::Etcd, id);
+        true
+    }
+}
