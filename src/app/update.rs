@@ -170,24 +170,23 @@ fn on_discovered(state: &mut AppState, discovery: crate::discovery::Discovery) {
     )));
 }
 
-/// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
-/// from now on uses that context: the cluster's poller from its next round, the plans and
-/// rollouts started here, and the header says it.
+/// `:ctx NAME`: the cluster `--context NAME` means (`discovery::select_among`: the cluster of
+/// that name, else the cluster one of whose contexts it is), which from now on uses the
+/// context so named: the cluster's poller from its next round, the plans and rollouts started
+/// here, and the header says it.
 fn use_cluster_or_context(state: &mut AppState, name: &str) -> Vec<Effect> {
-    let clusters = &state.clusters;
-    let by_name = clusters.iter().position(|c| c.name == name);
-    let found = by_name.or_else(|| clusters.iter().position(|c| c.with_context(name).is_some()));
-    let Some(i) = found else {
+    let chosen = crate::discovery::select_among(&state.clusters, name);
+    let found =
+        chosen.and_then(|c| Some((state.clusters.iter().position(|d| d.name == c.name)?, c)));
+    let Some((i, chosen)) = found else {
         let error = format!("no cluster named {name:?} (Tab completes names)");
         state.message = Some(Message::error(error));
         return Vec::new();
     };
-    let cluster = state.clusters[i].name.clone();
+    let cluster = chosen.name.clone();
     let mut message = format!("using cluster {cluster}");
     let mut effects = Vec::new();
-    if let Some(chosen) = state.clusters[i].with_context(name)
-        && chosen != state.clusters[i]
-    {
+    if chosen != state.clusters[i] {
         state.clusters[i] = chosen;
         message = format!("{message} through context {name}");
         effects.push(Effect::Poller(PollerCommand::UseContext {

@@ -300,5 +300,13 @@ mod tests {
         let by_name = discovery.select("prod").expect("by name");
         assert_eq!(by_name.talos_context(), Some("prod"));
         assert!(discovery.select("nope").is_none());
+        // Cluster prod through prod-reader, its alternate context named prod: naming prod
+        // uses that context, on the command line as in the console's `:ctx`.
+        let discovery = crate::discovery::Discovery {
+            clusters: vec![reader],
+            ..Default::default()
+        };
+        let named = discovery.select("prod").expect("by name");
+        assert_eq!(named.talos_context(), Some("prod"), "{named:?}");
     }
 }

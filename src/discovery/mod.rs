@@ -228,12 +228,9 @@ impl Discovery {
         self.clusters.iter().find(|c| c.name == name)
     }
 
-    /// The cluster `--context NAME` means: the cluster of that name, else the cluster one of
-    /// whose contexts (in use or alternate) is so named, using exactly that context.
+    /// The cluster `--context NAME` means ([`select_among`] its clusters).
     pub fn select(&self, name: &str) -> Option<Cluster> {
-        self.cluster(name)
-            .cloned()
-            .or_else(|| self.clusters.iter().find_map(|c| c.with_context(name)))
+        select_among(&self.clusters, name)
     }
 
     /// Like [`Discovery::select`], and the cluster keeps using that context from now on (the
@@ -244,6 +241,16 @@ impl Discovery {
         *slot = chosen;
         Some(slot.name.clone())
     }
+}
+
+/// The cluster `--context NAME` and the console's `:ctx NAME` mean among `clusters`: the
+/// cluster of that name, else the cluster one of whose contexts (in use or alternate) is so
+/// named; either way using exactly the context so named when the cluster has one, as kubectl's
+/// `--context` names a context.
+pub fn select_among(clusters: &[Cluster], name: &str) -> Option<Cluster> {
+    let named = clusters.iter().find(|c| c.name == name);
+    (named.and_then(|c| c.with_context(name)))
+        .or_else(|| clusters.iter().find_map(|c| c.with_context(name)))
 }
 
 /// Reads every kubeconfig and talosconfig in `sources`, merges each kind with
