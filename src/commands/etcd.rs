@@ -16,12 +16,12 @@ use super::progress::progress_printer;
 use super::session::{check_gate, choose, connect, rollout_lease_read};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
-    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits, member_space,
-    plan_guards,
+    EtcdPlan, EtcdRequest, MEMBER_HEADER, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits,
+    member_space, plan_guards,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
-use crate::printable::{bytes_text, table, yes_no};
+use crate::printable::{bytes_text, table};
 
 pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
@@ -111,22 +111,9 @@ impl PlanText for &EtcdPlan {
 
 /// MEMBERS: each member's database against the quota, its leader mark and alarm.
 fn members_table(members: &[MemberSpace], quota: i64) -> String {
-    let size = |b: Option<i64>| b.map_or("?".to_string(), bytes_text);
-    let rows = members.iter().map(|m| {
-        vec![
-            m.hostname.clone(),
-            m.id.clone(),
-            if m.leader { "yes" } else { "-" }.to_string(),
-            yes_no(m.healthy).to_string(),
-            size(m.db_size),
-            size(m.db_size_in_use),
-            m.alarm.clone().unwrap_or_else(|| "-".to_string()),
-        ]
-    });
-    let header = [
-        "MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM",
-    ];
-    let table = indent(&table(&header, rows));
+    let unknown = || "?".to_string();
+    let rows = (members.iter()).map(|m| m.cells().map(|c| c.unwrap_or_else(unknown)).to_vec());
+    let table = indent(&table(&MEMBER_HEADER, rows));
     format!("MEMBERS (quota {})\n{table}", bytes_text(quota))
 }
 

@@ -8,8 +8,8 @@ mod snapshot_file;
 
 pub use guards::plan_guards;
 pub use plan::{
-    EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MemberSpace, PlanError, QUOTA_BYTES, member_space,
-    offered,
+    EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MEMBER_HEADER, MemberSpace, PlanError, QUOTA_BYTES,
+    member_space, offered,
 };
 pub use run::{EtcdOutcome, SNAPSHOT_MAX_BYTES, SnapshotLimits, run_step};
 pub use snapshot_file::{

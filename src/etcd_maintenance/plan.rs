@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::approval::{EtcdAction, MutatingAction};
 use crate::fleet::{ClusterStatus, EtcdMemberReport};
+use crate::printable::{bytes_text, yes_no};
 
 /// etcd's backend quota when `quota-backend-bytes` is not set (etcd server/storage/quota.go
 /// `DefaultQuotaBytes`); Talos does not set it unless `cluster.etcd.extraArgs` does.
@@ -103,6 +104,29 @@ pub struct MemberSpace {
     pub db_size_in_use: Option<i64>,
     /// The member's alarm (`NOSPACE`, `CORRUPT`), if any.
     pub alarm: Option<String>,
+}
+
+/// The members table's columns, as `etcd alarms` and an etcd plan print it and the actions
+/// screen draws it.
+pub const MEMBER_HEADER: [&str; 7] = [
+    "MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM",
+];
+
+impl MemberSpace {
+    /// The member's row under [`MEMBER_HEADER`]; a size the member did not report is `None`
+    /// (the command prints `?`, the console its placeholder).
+    pub fn cells(&self) -> [Option<String>; 7] {
+        let size = |bytes: Option<i64>| bytes.map(bytes_text);
+        [
+            Some(self.hostname.clone()),
+            Some(self.id.clone()),
+            Some(if self.leader { "yes" } else { "-" }.to_string()),
+            Some(yes_no(self.healthy).to_string()),
+            size(self.db_size),
+            size(self.db_size_in_use),
+            Some(self.alarm.clone().unwrap_or_else(|| "-".to_string())),
+        ]
+    }
 }
 
 /// The plan of one etcd action: the JSON of `etcd ... --plan --output json`.
@@ -410,4 +434,46 @@ pub fn offered(status: &ClusterStatus, member_id: &str) -> Vec<EtcdAction> {
         actions.push(EtcdAction::RemoveMember);
     }
     actions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_members_cells_say_its_leader_health_sizes_and_alarm_under_the_header() {
+        let member = MemberSpace {
+            hostname: "cp-1".into(),
+            id: "00aa".into(),
+            leader: true,
+            healthy: false,
+            db_size: Some(3 * 1024 * 1024),
+            db_size_in_use: None,
+            alarm: Some("NOSPACE".into()),
+        };
+        let cells = member.cells();
+        assert_eq!(cells.len(), MEMBER_HEADER.len());
+        let some = |t: &str| Some(t.to_string());
+        assert_eq!(
+            cells,
+            [
+                some("cp-1"),
+                some("00aa"),
+                some("yes"),
+                some("no"),
+                some("3.0 MiB"),
+                None,
+                some("NOSPACE")
+            ]
+        );
+        let quiet = MemberSpace {
+            leader: false,
+            alarm: None,
+            ..member
+        };
+        assert_eq!(
+            (quiet.cells()[2].as_deref(), quiet.cells()[6].as_deref()),
+            (Some("-"), Some("-"))
+        );
+    }
 }

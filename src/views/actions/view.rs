@@ -12,14 +12,14 @@ use crate::app::actions::ActionMenu;
 use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::capi_doctor::FixPlan;
-use crate::etcd_maintenance::MemberSpace;
+use crate::etcd_maintenance::{MEMBER_HEADER, MemberSpace};
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
 use crate::printable::{bytes_text, line as printable};
 use crate::tui::Role;
 use crate::views::explain::popup_block;
-use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, SummaryPlan, capitalised};
+use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, SummaryPlan, capitalised, fitted};
 use crate::views::progress_parts::StepTable;
-use crate::views::{Look, centered, fit};
+use crate::views::{Look, centered};
 
 const MENU_WIDTH: u16 = 56;
 
@@ -53,10 +53,7 @@ fn draw_menu(menu: &ActionMenu, area: Rect, buf: &mut Buffer, look: &Look) {
                 Role::Text
             };
             let text = format!("{} {}", i + 1, item.label(&subject));
-            Line::from(Span::styled(
-                fit(&text, room, look.glyphs.ellipsis),
-                s.get(role),
-            ))
+            fitted(look, &text, role, room)
         })
         .collect();
     lines.push(Line::default());
@@ -107,40 +104,38 @@ fn draw_plan(screen: &ChoicePlanScreen, area: Rect, buf: &mut Buffer, readonly: 
 }
 
 static MEMBER_COLUMNS: &[Column] = &[
-    col("MEMBER", Width::Content),
-    col("ID", Width::Content),
-    col("LEADER", Width::Content),
-    col("HEALTHY", Width::Content),
-    col("DB SIZE", Width::Content),
-    col("IN USE", Width::Content),
-    col("ALARM", Width::Fill(1)),
+    col(MEMBER_HEADER[0], Width::Content),
+    col(MEMBER_HEADER[1], Width::Content),
+    col(MEMBER_HEADER[2], Width::Content),
+    col(MEMBER_HEADER[3], Width::Content),
+    col(MEMBER_HEADER[4], Width::Content),
+    col(MEMBER_HEADER[5], Width::Content),
+    col(MEMBER_HEADER[6], Width::Fill(1)),
 ];
 
+/// Each member's cells as `etcd alarms` prints them, its health and any alarm in their tones.
 fn member_rows(members: &[MemberSpace]) -> Vec<TableRow> {
-    let size =
-        |b: Option<i64>| b.map_or_else(TableCell::unknown, |b| TableCell::plain(bytes_text(b)));
-    members
-        .iter()
-        .map(|m| TableRow {
+    let row = |m: &MemberSpace| {
+        // The cells under MEMBER_HEADER: HEALTHY is the fourth, ALARM the last.
+        let tone = |at: usize| match at {
+            3 if m.healthy => Tone::Ok,
+            3 => Tone::Error,
+            6 if m.alarm.is_some() => Tone::Error,
+            _ => Tone::Plain,
+        };
+        let cells = (m.cells().into_iter().enumerate())
+            .map(|(at, cell)| {
+                cell.map_or_else(TableCell::unknown, |t| {
+                    TableCell::new(printable(&t), tone(at))
+                })
+            })
+            .collect();
+        TableRow {
             key: m.id.clone(),
-            cells: vec![
-                TableCell::plain(printable(&m.hostname)),
-                TableCell::plain(&m.id),
-                TableCell::plain(if m.leader { "yes" } else { "-" }),
-                if m.healthy {
-                    TableCell::new("yes", Tone::Ok)
-                } else {
-                    TableCell::new("no", Tone::Error)
-                },
-                size(m.db_size),
-                size(m.db_size_in_use),
-                match &m.alarm {
-                    Some(alarm) => TableCell::new(alarm, Tone::Error),
-                    None => TableCell::plain("-"),
-                },
-            ],
-        })
-        .collect()
+            cells,
+        }
+    };
+    members.iter().map(row).collect()
 }
 
 /// The plan's title, then what it does and to what.
