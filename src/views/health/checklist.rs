@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::discovery::Cluster;
-use crate::fleet::health_check::{CheckPath, CheckRoute};
+use crate::fleet::health_check::{CheckPath, CheckRoute, DEFAULT_WAIT};
 use crate::fleet::{CheckMark, HealthChecklist};
 use crate::talos::HealthProgress;
 
@@ -95,8 +95,6 @@ pub struct HealthScreen {
     pub started: Option<Instant>,
     pub latest: Option<Instant>,
     pub finished: bool,
-    /// How long the checks may take in all (the node's deadline, or the client-side wait).
-    pub timeout: Duration,
     /// The row the operator moved to (Up/Down); Enter opens its whole error.
     pub selected: Option<usize>,
     /// The selected row's whole error is open below the rows.
@@ -126,7 +124,6 @@ impl HealthScreen {
             started: None,
             latest: None,
             finished: false,
-            timeout: crate::fleet::health_check::DEFAULT_WAIT,
             selected: None,
             opened: false,
             reported_wall: None,
@@ -251,8 +248,10 @@ impl HealthScreen {
             .map(|(a, b)| b.duration_since(a) + self.waiting())
     }
 
-    /// The verdict line: running, healthy, or what failed.
+    /// The verdict line: running, healthy, or what failed, with how long the checks may take
+    /// in all (the node's deadline, or the client-side wait: both the headless command's).
     pub fn verdict(&self) -> (CheckPhase, String) {
+        let of = seconds(DEFAULT_WAIT);
         let took = self
             .elapsed()
             .map(|d| format!(" in {}", seconds(d)))
@@ -266,7 +265,6 @@ impl HealthScreen {
                     .iter()
                     .filter(|c| c.state == CheckMark::Ok)
                     .count();
-                let of = seconds(self.timeout);
                 (
                     CheckPhase::Running,
                     format!("running: {done} passed so far{took} of the {of} timeout"),
@@ -280,7 +278,7 @@ impl HealthScreen {
                 ),
             ),
             Ok(_) => {
-                let (of, why) = (seconds(self.timeout), self.list.failure());
+                let why = self.list.failure();
                 (
                     CheckPhase::Fail,
                     format!("NOT HEALTHY{took} (timeout {of}): {why}"),
