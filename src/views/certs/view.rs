@@ -63,15 +63,9 @@ impl CertsPane<'_> {
         let s = &self.look.styles;
         let e = self.look.glyphs.ellipsis;
         let (glyph, role) = self.mark(c);
-        let (what_width, whose_width) = widths;
-        let what = fit(&Self::what(c), what_width, e);
-        let whose = fit(&Self::whose(c), whose_width, e);
-        let head = format!(
-            "{glyph} {:>6}  {what}{}  {whose}{}  ",
-            Self::days(c),
-            " ".repeat(what_width.saturating_sub(what.width())),
-            " ".repeat(whose_width.saturating_sub(whose.width())),
-        );
+        let what = fit(&Self::what(c), widths.0, e);
+        let whose = fit(&Self::whose(c), widths.1, e);
+        let head = head(glyph, &Self::days(c), &what, &whose, widths);
         let room = width.saturating_sub(head.width());
         let ends = end_date(c).unwrap_or_else(|| "unreadable".to_string());
         let expires = fit(&ends, room, e);
@@ -87,12 +81,9 @@ impl CertsPane<'_> {
     }
 
     fn header(&self, widths: (usize, usize)) -> Line<'static> {
-        let (what_width, whose_width) = widths;
+        let titles = head(" ", "LEFT", "CERTIFICATE", "CLUSTER/CONTEXT", widths);
         Line::from(Span::styled(
-            format!(
-                "  {:>6}  {:<what_width$}  {:<whose_width$}  ENDS",
-                "LEFT", "CERTIFICATE", "CLUSTER/CONTEXT"
-            ),
+            titles + "ENDS",
             self.look.styles.get(Role::Header),
         ))
     }
@@ -167,4 +158,14 @@ impl Widget for &CertsPane<'_> {
         Paragraph::new(lines).render(rows, buf);
         self.render_fix(&certs[selected], fix, buf);
     }
+}
+
+/// A row up to its end date, the header's too: the mark, the days left and the certificate
+/// and its cluster/context, each name padded to its column's `widths`.
+fn head(mark: &str, left: &str, what: &str, whose: &str, widths: (usize, usize)) -> String {
+    let pad = |text: &str, width: usize| {
+        format!("{text}{}", " ".repeat(width.saturating_sub(text.width())))
+    };
+    let (what, whose) = (pad(what, widths.0), pad(whose, widths.1));
+    format!("{mark} {left:>6}  {what}  {whose}  ")
 }
