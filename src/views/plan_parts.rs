@@ -300,7 +300,7 @@ impl SummaryPlan<'_> {
     }
 }
 
-/// `text` in `role` on one line, cut to `width` (a plan's summary line).
+/// `text` in `role` on one line, cut to `width` (a plan's summary line, a screen's hint).
 pub(super) fn fitted(look: &Look, text: &str, role: Role, width: usize) -> Line<'static> {
     let text = fit(text, width, look.glyphs.ellipsis);
     Line::from(Span::styled(text, look.styles.get(role)))

@@ -12,9 +12,10 @@ use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::capi::TreeRow;
 use crate::capi_doctor::{Finding, findings_of};
 use crate::tui::Role;
+use crate::views::Look;
+use crate::views::plan_parts::fitted;
 use crate::views::progress_parts::StepTable;
 use crate::views::table::{render_listed, titled};
-use crate::views::{Look, fit};
 
 /// The most lines the doctor's findings take under the tree.
 const MAX_FINDING_LINES: usize = 3;
@@ -65,10 +66,7 @@ fn tree_row(look: &Look, row: &TreeRow) -> TableRow {
 fn condition_lines(now: u64, look: &Look, row: &TreeRow, width: usize) -> Vec<Line<'static>> {
     let lines = row.attention_lines(now, ascii(look), look.glyphs.warn);
     (lines.into_iter())
-        .map(|text| {
-            let text = fit(&text, width, look.glyphs.ellipsis);
-            Line::from(Span::styled(text, look.styles.get(Role::Muted)))
-        })
+        .map(|text| fitted(look, &text, Role::Muted, width))
         .collect()
 }
 
@@ -84,10 +82,7 @@ fn finding_lines(look: &Look, findings: &[Finding], width: usize) -> Vec<Line<'s
                 "no automatic fix"
             };
             let text = format!("{} {} ({fix})", look.glyphs.warn, f.summary);
-            Line::from(Span::styled(
-                fit(&crate::printable::line(&text), width, look.glyphs.ellipsis),
-                look.styles.get(Role::Error),
-            ))
+            fitted(look, &crate::printable::line(&text), Role::Error, width)
         })
         .collect()
 }
@@ -159,13 +154,6 @@ pub(super) fn render(
     } else {
         ""
     };
-    Paragraph::new(Line::from(Span::styled(
-        fit(
-            &format!("Enter: every condition of {object}{fix}"),
-            width,
-            look.glyphs.ellipsis,
-        ),
-        s.get(Role::Muted),
-    )))
-    .render(hint, buf);
+    let hint_line = format!("Enter: every condition of {object}{fix}");
+    Paragraph::new(fitted(look, &hint_line, Role::Muted, width)).render(hint, buf);
 }

@@ -12,7 +12,7 @@ use super::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::fleet::health_check::CheckPath;
 use crate::tui::{Look, Role};
-use crate::views::fit;
+use crate::views::plan_parts::fitted;
 use crate::views::progress_parts::StepTable;
 use crate::views::table::{render_listed, titled, tone_style};
 
@@ -59,16 +59,12 @@ impl HealthPane<'_> {
     }
 
     fn nodes_line(&self, screen: &HealthScreen, width: usize) -> Line<'static> {
-        let s = &self.look.styles;
         let text = if screen.list.nodes.is_empty() {
             "checks ask: (not reported yet)".to_string()
         } else {
             format!("checks ask: {}", screen.list.nodes.join(", "))
         };
-        Line::from(Span::styled(
-            fit(&text, width, self.look.glyphs.ellipsis),
-            s.get(Role::Muted),
-        ))
+        fitted(self.look, &text, Role::Muted, width)
     }
 
     fn verdict_line(&self, screen: &HealthScreen) -> Line<'static> {
