@@ -2,11 +2,9 @@
 //! forget of a node no longer a member), made and guarded by the functions the headless
 //! commands call, on the one plan holder (`app::plan_screen::PlanHolder`); the survey a node
 //! plan's guards need, read by the console; and what the approved plan runs.
-use std::path::PathBuf;
-
 use crate::app::actions::{ActionRun, CapiFixRun};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
-use crate::approval::{EtcdAction, MutatingAction};
+use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::capi_doctor::{Finding, FixPlan, evaluate_fix};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
@@ -158,34 +156,5 @@ impl ChoicePlan {
         *survey =
             Some((surveyed.survey.clone()).unwrap_or_else(|why| NodeSurvey::unread(plan, why)));
         true
-    }
-}
-
-/// The etcd request a menu choice makes, about `subject` (member `member_id`); a snapshot's
-/// file is asked first, so it has none here.
-pub fn etcd_request(
-    action: &EtcdAction,
-    subject: &str,
-    member_id: Option<&str>,
-) -> Option<EtcdRequest> {
-    Some(match action {
-        EtcdAction::Disarm => EtcdRequest::Disarm,
-        EtcdAction::Defragment => EtcdRequest::Defragment { node: None },
-        EtcdAction::ForfeitLeadership => EtcdRequest::ForfeitLeadership {
-            node: subject.to_string(),
-        },
-        EtcdAction::RemoveMember => EtcdRequest::RemoveMember {
-            member: member_id.unwrap_or(subject).to_string(),
-        },
-        EtcdAction::Snapshot => return None,
-    })
-}
-
-/// The snapshot of `node` into `out`.
-pub fn snapshot_request(node: &str, out: PathBuf) -> EtcdRequest {
-    EtcdRequest::Snapshot {
-        node: Some(node.to_string()),
-        out,
-        overwrite: false,
     }
 }

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::plan::{
-    ChoicePlan, ChoicePlanScreen, SurveyNode, Surveyed, etcd_request, snapshot_request,
-};
+use super::plan::{ChoicePlan, ChoicePlanScreen, SurveyNode, Surveyed};
 use super::{ActionsScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::actions::{ActionChoice, ActionRun, MenuOpened, fix_menu};
@@ -19,6 +17,7 @@ use crate::app::screen::Screen;
 use crate::app::screens::{Ask, Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::EtcdAction;
 use crate::capi_doctor::diagnose;
+use crate::etcd_maintenance::EtcdRequest;
 use crate::node_actions::NodeActionPlan;
 use crate::operation::forget::ForgetPlan;
 use crate::tui::Look;
@@ -188,22 +187,31 @@ impl ActionsScreen {
                     plan: plan.map_err(|e| e.to_string()),
                 }
             }
-            ActionChoice::Etcd(EtcdAction::Snapshot) => {
-                let file = (self.kept.snapshot_dir).join(format!("{cluster}-{subject}.snapshot"));
-                self.kept.snapshot_of = Some((cluster.to_string(), subject.to_string()));
-                self.kept.menu = Some(menu.clone());
-                return Step::ask(Ask::Input {
-                    prompt: SNAPSHOT_PROMPT,
-                    text: file.display().to_string(),
-                });
-            }
             ActionChoice::Etcd(action) => {
-                match etcd_request(&action, subject, menu.member_id.as_deref()) {
-                    Some(request) => ChoicePlan::Etcd {
-                        request,
-                        plan: Err(String::new()),
+                // About the menu's node (its member, when the menu names one); a snapshot's
+                // file is asked first.
+                let (node, member) = (subject.to_string(), menu.member_id.clone());
+                let request = match action {
+                    EtcdAction::Disarm => EtcdRequest::Disarm,
+                    EtcdAction::Defragment => EtcdRequest::Defragment { node: None },
+                    EtcdAction::ForfeitLeadership => EtcdRequest::ForfeitLeadership { node },
+                    EtcdAction::RemoveMember => EtcdRequest::RemoveMember {
+                        member: member.unwrap_or(node),
                     },
-                    None => return Step::close(),
+                    EtcdAction::Snapshot => {
+                        let file =
+                            (self.kept.snapshot_dir).join(format!("{cluster}-{node}.snapshot"));
+                        self.kept.snapshot_of = Some((cluster.to_string(), node));
+                        self.kept.menu = Some(menu.clone());
+                        return Step::ask(Ask::Input {
+                            prompt: SNAPSHOT_PROMPT,
+                            text: file.display().to_string(),
+                        });
+                    }
+                };
+                ChoicePlan::Etcd {
+                    request,
+                    plan: Err(String::new()),
                 }
             }
             ActionChoice::CapiFix(id) => {
@@ -248,7 +256,11 @@ impl ActionsScreen {
         if shared.fleet.cluster(&cluster).is_none_or(|l| !l.has_data()) {
             return closed_with(format!("no status for {cluster} yet"));
         }
-        let request = snapshot_request(&node, PathBuf::from(text));
+        let request = EtcdRequest::Snapshot {
+            node: Some(node),
+            out: PathBuf::from(text),
+            overwrite: false,
+        };
         let etcd = ChoicePlan::Etcd {
             request,
             plan: Err(String::new()),
