@@ -110,12 +110,7 @@ async fn watch_client_side(
 ) -> Result<(), Stop> {
     let began = Instant::now();
     loop {
-        let passed: Vec<String> = list
-            .checks
-            .iter()
-            .filter(|c| c.state == CheckMark::Ok)
-            .map(|c| c.name.clone())
-            .collect();
+        let passed: Vec<String> = list.passed().map(|c| c.name.clone()).collect();
         for progress in client_side_checks(&status) {
             let changed = list.apply(progress).map(|i| &list.checks[i]);
             if let Some(row) = changed.filter(|r| r.state == CheckMark::Ok)

@@ -291,6 +291,12 @@ impl HealthChecklist {
         (waited >= wait).then(|| Some(format!("not every check passed within {wait:?}")))
     }
 
+    /// The checks that passed, in the list's order (the command prints each once, the
+    /// console's verdict counts them).
+    pub fn passed(&self) -> impl Iterator<Item = &HealthCheckRow> {
+        self.checks.iter().filter(|c| c.state == CheckMark::Ok)
+    }
+
     /// The first failing check, if any.
     pub fn first_failure(&self) -> Option<&HealthCheckRow> {
         self.checks.iter().find(|c| c.state == CheckMark::Fail)
@@ -428,8 +434,13 @@ mod tests {
             state,
         };
         assert_eq!(l.apply(check(CheckState::Waiting)), Some(0));
+        assert_eq!(l.passed().count(), 0);
         assert_eq!(l.apply(check(CheckState::Passed)), Some(0));
         assert_eq!(l.checks.len(), 1);
+        assert_eq!(
+            l.passed().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["apid to be ready"]
+        );
         l.finish(None);
         assert!(l.healthy);
     }

@@ -259,12 +259,7 @@ impl HealthScreen {
         match &self.route {
             Err(why) => (CheckPhase::Fail, format!("cannot run the checks: {why}")),
             Ok(_) if !self.finished => {
-                let done = self
-                    .list
-                    .checks
-                    .iter()
-                    .filter(|c| c.state == CheckMark::Ok)
-                    .count();
+                let done = self.list.passed().count();
                 (
                     CheckPhase::Running,
                     format!("running: {done} passed so far{took} of the {of} timeout"),
