@@ -13,7 +13,7 @@ pub use read::{
     CapiView, ContextRead, Management, ManagementError, candidate_contexts, managements,
     read_context, read_management, read_view,
 };
-pub use rows::{TreeRow, condition_age, condition_head, tree_rows};
+pub use rows::{TREE_HEADER, TreeRow, condition_age, condition_head, tree_rows};
 pub use tree::{
     ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
     MachineSetNode, cluster_tree, cluster_trees, needs_attention, tree_names, trees_named,

@@ -27,7 +27,35 @@ pub struct TreeRow {
     pub conditions: Vec<CapiCondition>,
 }
 
+/// The tree's columns as `taloscope capi status` prints them, in `clusterctl describe
+/// cluster`'s order.
+pub const TREE_HEADER: [&str; 8] = [
+    "NAME",
+    "REPLICAS",
+    "READY",
+    "UP-TO-DATE",
+    "AVAILABLE",
+    "PHASE",
+    "VERSION",
+    "NODE",
+];
+
 impl TreeRow {
+    /// The row's cells under [`TREE_HEADER`]: the object's name after its tree guide, then
+    /// its counts, phase, version and node.
+    pub fn cells(&self, ascii: bool) -> [String; 8] {
+        [
+            format!("{}{}", self.guide(ascii), self.object),
+            self.replicas.clone(),
+            self.ready.clone(),
+            self.up_to_date.clone(),
+            self.available.clone(),
+            self.phase.clone(),
+            self.version.clone(),
+            self.node.clone(),
+        ]
+    }
+
     /// The conditions worth a line under the row ([`needs_attention`]).
     pub fn attention(&self) -> impl Iterator<Item = &CapiCondition> {
         self.conditions.iter().filter(|c| needs_attention(c))
@@ -284,6 +312,15 @@ mod tests {
                 cp.up_to_date.as_str()
             ),
             ("3/3", "3", "2")
+        );
+        let cells = cp.cells(false);
+        assert_eq!(cells.len(), TREE_HEADER.len());
+        assert_eq!(cells[0], "├─ TalosControlPlane/workload-cp");
+        assert_eq!(cells[1..5], ["3/3", "3", "2", cp.available.as_str()]);
+        let (phase, version, node) = (&cp.phase, &cp.version, &cp.node);
+        assert_eq!(
+            cells[5..],
+            [phase.as_str(), version.as_str(), node.as_str()]
         );
         assert_eq!(rows[4].continuation(true), "|     ");
     }

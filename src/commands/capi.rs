@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
 use super::session::{context, discover_all, named};
 use crate::capi::{
-    self, CapiOwner, ClusterTree, Management, ManagementError, pair_workloads, tree_rows,
-    trees_named,
+    self, CapiOwner, ClusterTree, Management, ManagementError, TREE_HEADER, pair_workloads,
+    tree_rows, trees_named,
 };
 use crate::cli::{CapiStatusArgs, GlobalArgs};
 use crate::discovery::Discovery;
@@ -125,29 +125,8 @@ fn table(m: &Management, clusters: &[ClusterReport]) -> String {
 /// The tree's rows in columns, each followed by its conditions that need attention.
 fn tree_table(tree: &ClusterTree, now: u64) -> String {
     let rows = tree_rows(tree);
-    let header = [
-        "NAME",
-        "REPLICAS",
-        "READY",
-        "UP-TO-DATE",
-        "AVAILABLE",
-        "PHASE",
-        "VERSION",
-        "NODE",
-    ];
-    let cells = rows.iter().map(|r| {
-        vec![
-            format!("{}{}", r.guide(true), r.object),
-            r.replicas.clone(),
-            r.ready.clone(),
-            r.up_to_date.clone(),
-            r.available.clone(),
-            r.phase.clone(),
-            r.version.clone(),
-            r.node.clone(),
-        ]
-    });
-    let text = crate::printable::table(&header, cells);
+    let cells = rows.iter().map(|r| r.cells(true).to_vec());
+    let text = crate::printable::table(&TREE_HEADER, cells);
     let mut lines = text.lines();
     let mut out = String::new();
     if let Some(header) = lines.next() {

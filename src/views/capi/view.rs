@@ -44,21 +44,12 @@ fn tree_row(look: &Look, row: &TreeRow) -> TableRow {
         Some(_) => Tone::Warn,
         None => Tone::Plain,
     };
-    let name = format!("{}{}", row.guide(ascii(look)), row.object);
-    let cells = [
-        &name,
-        &row.replicas,
-        &row.ready,
-        &row.up_to_date,
-        &row.available,
-    ]
-    .into_iter()
-    .chain([&row.version, &row.phase, &row.node])
-    .map(|text| TableCell::new(text, tone))
-    .collect();
+    // `capi status`'s cells, the version before the phase: the phase shows only when wide.
+    let mut cells = row.cells(ascii(look));
+    cells.swap(5, 6);
     TableRow {
         key: row.object.clone(),
-        cells,
+        cells: cells.into_iter().map(|t| TableCell::new(t, tone)).collect(),
     }
 }
 
