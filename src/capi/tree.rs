@@ -158,6 +158,15 @@ impl ClusterTree {
         self.machines.iter().find(|m| m.name == name)
     }
 
+    /// The control plane's endpoint as `capi status` and the console's CAPI screen say it:
+    /// `(none yet)` until the provider set it.
+    pub fn endpoint_text(&self) -> &str {
+        match self.endpoint.as_str() {
+            "" => "(none yet)",
+            endpoint => endpoint,
+        }
+    }
+
     /// Machines owned by neither the control plane nor a MachineSet of the tree.
     pub fn unowned_machines(&self) -> impl Iterator<Item = &MachineNode> {
         self.machines.iter().filter(|m| m.owner.is_empty())

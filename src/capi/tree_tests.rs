@@ -95,6 +95,12 @@ fn the_control_plane_counts_derive_up_to_date_from_machine_versions_and_template
     assert!(!c.up_to_date && c.ready);
     assert_eq!(c.infrastructure_template, "workload-cp-v1");
     assert_eq!(tree.endpoint, "127.0.0.1:6443");
+    assert_eq!(tree.endpoint_text(), "127.0.0.1:6443");
+    let unset = ClusterTree {
+        endpoint: String::new(),
+        ..tree.clone()
+    };
+    assert_eq!(unset.endpoint_text(), "(none yet)");
     assert_eq!(tree.version, "v1.34.1");
 }
 

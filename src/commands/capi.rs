@@ -111,11 +111,7 @@ fn table(m: &Management, clusters: &[ClusterReport]) -> String {
             "\n{}/{}  endpoint {}  context {context}\n",
             tree.namespace,
             tree.cluster,
-            if tree.endpoint.is_empty() {
-                "(none yet)"
-            } else {
-                &tree.endpoint
-            },
+            tree.endpoint_text(),
         ));
         out.push_str(&tree_table(tree, now));
     }

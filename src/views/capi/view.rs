@@ -108,11 +108,7 @@ pub(super) fn render(
         Constraint::Length(findings.len().min(MAX_FINDING_LINES) as u16),
         Constraint::Length(1),
     ]));
-    let endpoint = if tree.endpoint.is_empty() {
-        "(none yet)"
-    } else {
-        tree.endpoint.as_str()
-    };
+    let endpoint = tree.endpoint_text();
     Paragraph::new(Line::from(Span::styled(
         crate::printable::line(&format!(
             "phase {}  version {}  endpoint {endpoint}",
