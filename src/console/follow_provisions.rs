@@ -1,7 +1,7 @@
 //! Provisions a killed console left unfinished: the provision journals of the discovered
-//! clusters read once at startup, their unfinished VMs followed again (reading only, so no
-//! approval: `provision::follow`), told as one provision's progress whose VMs are its steps;
-//! failed VMs shown there too, offering their terminate.
+//! clusters read once at startup (`provision::follow::left_in_journals`), their unfinished VMs
+//! followed again (reading only, so no approval: `provision::follow`), told as one provision's
+//! progress whose VMs are its steps; failed VMs shown there too, offering their terminate.
 use std::path::Path;
 
 use tokio::sync::mpsc;
@@ -16,38 +16,27 @@ use crate::app::state::AppState;
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
-use crate::provision::ProvisionJournal;
-use crate::provision::cluster::config_key;
-use crate::provision::follow::{FollowGroup, left_unfinished};
+use crate::provision::follow::{FollowGroup, left_in_journals};
 
 /// Every discovered cluster's provision journal read; the followers of their unfinished VMs
 /// started, and the action that puts them and the failed ones on the progress screen.
 pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
-    let mut actions = Vec::new();
-    let (mut clusters, mut vms, mut groups) = (Vec::new(), Vec::new(), Vec::new());
-    for c in &state.clusters {
-        let key = config_key(&state.provision.config, c);
-        let journal = match ProvisionJournal::open(dir, &key) {
-            Ok(j) => j,
-            Err(e) => {
-                actions.push(Action::Notify(Message::error(e.to_string())));
-                continue;
-            }
-        };
-        let (unfinished, shown) = left_unfinished(&journal, c, &key);
-        if !shown.is_empty() {
-            clusters.push(c.name.clone());
-        }
-        vms.extend(shown.into_iter().map(|e| (key.clone(), e)));
-        groups.extend(unfinished);
-    }
-    if vms.is_empty() {
+    let left = left_in_journals(dir, &state.clusters, &state.provision.config);
+    let mut actions: Vec<Action> = (left.errors.into_iter())
+        .map(|e| Action::Notify(Message::error(e)))
+        .collect();
+    if left.vms.is_empty() {
         return actions;
     }
-    if !groups.is_empty() {
-        let names = vms.iter().map(|(_, e)| e.progress.name.clone()).collect();
-        follow_all(state, dir, groups, names, app.clone());
+    if !left.groups.is_empty() {
+        let names = left
+            .vms
+            .iter()
+            .map(|(_, e)| e.progress.name.clone())
+            .collect();
+        follow_all(state, dir, left.groups, names, app.clone());
     }
+    let (clusters, vms) = (left.clusters, left.vms);
     let from_journals = Box::new(JournalVms { clusters, vms });
     actions.push(Action::Event(
         ProgressNews::Provisions(from_journals).told(),

@@ -1,19 +1,20 @@
 //! The provisions a killed console left unfinished, followed again: a cluster's provision
-//! journal read for its VMs not at a final stage (grouped by the provider, at its endpoint, and
-//! the role that started them) and its failed ones; each group followed again, reading only
-//! (the provider polled, then the join checks), until its VMs reach a final stage.
+//! journal read (every cluster's at once: `left_in_journals`) for its VMs not at a final stage
+//! (grouped by the provider, at its endpoint, and the role that started them) and its failed
+//! ones; each group followed again, reading only (the provider polled, then the join checks),
+//! until its VMs reach a final stage.
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::cluster::join_checks;
+use super::cluster::{config_key, join_checks};
 use super::{
     JournalEntry, Provider, ProvisionEvent, ProvisionJournal, ProvisionPlan, ProvisionRunner,
     ProvisionStage, RunnerOptions, VmProgress,
 };
-use crate::config::MachineRole;
+use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 
 /// How often a journal's VMs are looked at while they are followed again.
@@ -31,10 +32,44 @@ pub struct FollowGroup {
     vms: Vec<VmProgress>,
 }
 
+/// What the provision journals under `state_dir` of `clusters` left: the unfinished VMs
+/// grouped to be followed again, every VM to show by the key its cluster's journal is named
+/// by, the clusters with one, and why a journal could not be read.
+#[derive(Default)]
+pub struct LeftUnfinished {
+    pub groups: Vec<FollowGroup>,
+    pub vms: Vec<(String, JournalEntry)>,
+    pub clusters: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Every cluster's provision journal under `state_dir` read (by its key in `config`): what
+/// they left.
+pub fn left_in_journals(state_dir: &Path, clusters: &[Cluster], config: &Config) -> LeftUnfinished {
+    let mut left = LeftUnfinished::default();
+    for c in clusters {
+        let key = config_key(config, c);
+        let journal = match ProvisionJournal::open(state_dir, &key) {
+            Ok(j) => j,
+            Err(e) => {
+                left.errors.push(e.to_string());
+                continue;
+            }
+        };
+        let (unfinished, shown) = left_unfinished(&journal, c, &key);
+        if !shown.is_empty() {
+            left.clusters.push(c.name.clone());
+        }
+        left.vms.extend(shown.into_iter().map(|e| (key.clone(), e)));
+        left.groups.extend(unfinished);
+    }
+    left
+}
+
 /// What `journal` of `cluster` (its key `key`) left: the unfinished VMs grouped to be followed
 /// again, and every VM to show (the unfinished, and the failed ones the provider knows by id,
 /// which a terminate may end).
-pub fn left_unfinished(
+fn left_unfinished(
     journal: &ProvisionJournal,
     cluster: &Cluster,
     key: &str,

@@ -165,10 +165,7 @@ fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request()
     assert_eq!(r.patches.all, [Path::new("all.yaml")]);
     assert_eq!(r.patches.controlplane, [Path::new("cp.yaml")]);
     assert_eq!(r.patches.worker, [Path::new("w.yaml")]);
-    assert_eq!(
-        wizard::patch_files(&wizard::patch_text(&r.patches)),
-        r.patches
-    );
+    assert_eq!(patch_files(&patch_text(&r.patches)), r.patches);
 }
 
 #[test]

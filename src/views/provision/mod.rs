@@ -19,9 +19,6 @@ mod view;
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "provision";
 
-/// Most VMs one wizard asks for: as many as `provision --count` takes.
-pub use crate::provision::MAX_COUNT;
-
 /// The provider's list, as far as it came.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceList {

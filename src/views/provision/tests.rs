@@ -28,7 +28,9 @@ use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
-use crate::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
+use crate::provision::{
+    MAX_COUNT, PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress,
+};
 use crate::views::plan::ACK_PROMPT;
 
 const CONFIG: &str = "

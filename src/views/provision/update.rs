@@ -3,8 +3,7 @@
 //! asked of the provider, its guards over live status, the approved provision run on the one
 //! runner). IO is asked for as screen tasks and answered as news.
 use super::{
-    Field, MAX_COUNT, NAME, NewNodes, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList,
-    Wizard,
+    Field, NAME, NewNodes, ProvisionNews, ProvisionScreen, ProvisionTask, SourceList, Wizard,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
@@ -18,7 +17,7 @@ use crate::config::MachineRole;
 use crate::guards::Guard;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
-use crate::provision::{PlanRequest, ProvisionPlan};
+use crate::provision::{MAX_COUNT, PlanRequest, ProvisionPlan};
 use crate::views::form::{self, FieldKind, FormField, FormKey, ProviderChoice, cycled, field};
 use crate::views::wizard::{Draw, WizardKind};
 
