@@ -65,7 +65,7 @@ enum ProgressKey {
 #[rustfmt::skip]
 static KEYS: &[Binding<ProgressKey, ProgressScreen>] = &[
     bind(&[Key::char('c')], ProgressKey::Cancel, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(ProgressScreen::cancellable),
-    bind(&[Key::char(' ')], ProgressKey::Pause, "pause the upgrade after the current node").footer("pause").offered(ProgressScreen::can_pause),
+    bind(&[Key::char(' ')], ProgressKey::Pause, "pause the upgrade after the current node").footer("pause").offered(|s| s.cannot_pause().is_none()),
     bind(&[Key::char('r')], ProgressKey::Resume, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(ProgressScreen::can_resume),
     bind(&[Key::char('y')], ProgressKey::Answer(true), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(ProgressScreen::asking),
     bind(&[Key::char('n')], ProgressKey::Answer(false), "it is not: the run stops before applying any config to it").footer("refuse").offered(ProgressScreen::asking),
@@ -89,10 +89,18 @@ impl ProgressScreen {
             .is_some_and(|p| p.cancellable() && !p.cancelling)
     }
 
-    /// `Space` pauses: an upgrade runs, not paused or cancelling already.
-    fn can_pause(&self) -> bool {
-        self.rollout()
-            .is_some_and(|p| p.running() && !p.paused && !p.cancelling)
+    /// Why `Space` does not pause here; `None` when an upgrade runs, not paused or cancelling
+    /// already.
+    fn cannot_pause(&self) -> Option<&'static str> {
+        match self.rollout() {
+            None => Some("no upgrade runs here: nothing to pause"),
+            Some(p) if !p.running() => {
+                Some("this upgrade ended: nothing to pause (u plans another)")
+            }
+            Some(p) if p.paused => Some("paused already; r resumes"),
+            Some(p) if p.cancelling => Some("cancelling already: no next node starts"),
+            Some(_) => None,
+        }
     }
 
     /// `r` resumes: a paused upgrade, or one a journal kept.

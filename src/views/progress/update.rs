@@ -107,13 +107,7 @@ pub(super) fn resume_approved(
 
 /// `Space`: the upgrade pauses after the node under way.
 pub(super) fn pause(screen: &ProgressScreen) -> Step {
-    if !screen.can_pause() {
-        let why = match screen.rollout() {
-            None => "no upgrade runs here: nothing to pause",
-            Some(p) if !p.running() => "this upgrade ended: nothing to pause (u plans another)",
-            Some(p) if p.paused => "paused already; r resumes",
-            Some(_) => "cancelling already: no next node starts",
-        };
+    if let Some(why) = screen.cannot_pause() {
         return Step::message(Message::warn(why));
     }
     Step {
