@@ -47,7 +47,7 @@ use crate::operation::{
 };
 use crate::provision::cluster::{GuardInputs, join_checks, keyed};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
-use crate::rollout::{RolloutEvent, RolloutHandle};
+use crate::rollout::RolloutEvent;
 use crate::upgrade::observe::ClusterObserver;
 
 /// Where a runner's progress events go: to the app, in the order told.
@@ -198,16 +198,29 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
     let state = &console.state;
     let kubeconfig = state.provision.kubeconfig.clone();
     match run {
+        // Started from its plan, or resumed from the journal a run that did not end left
+        // (`operation::upgrade`, as `taloscope upgrade` does); its handle pauses, resumes and
+        // aborts it.
         ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
-            let started = start_upgrade(state, &on, run).map(|(handle, events)| {
+            let (events, mut rx) = mpsc::unbounded_channel();
+            let approval = (on.approved.clone(), on.dispatcher.clone());
+            let cluster = super::cluster(state, on.approved.action().cluster());
+            let started = cluster.and_then(|cluster| match run {
+                ActionRun::Upgrade(planned) => {
+                    let acks = on.acks.clone();
+                    Ok((*planned).spawn(approval, acks, cluster, &on.state_dir, events))
+                }
+                _ => resume_from_journal(&on.state_dir, cluster, approval, events),
+            });
+            let started = started.map(|handle| {
                 console.rollout_control = Some(handle.control);
-                (handle.task, events)
+                handle.task
             });
             Box::pin(async move {
-                let (task, mut events) = started?;
+                let task = started?;
                 // Its end is told once, by `run`, from how the task ended.
                 let forward = async {
-                    while let Some(event) = events.recv().await {
+                    while let Some(event) = rx.recv().await {
                         if !matches!(event, RolloutEvent::Finished { .. }) {
                             tell(&on.progress, runner_events::rollout(&event));
                         }
@@ -468,24 +481,4 @@ async fn create(
     };
     let ended = ended.and_then(|summary| summary.error.map_or(Ok(()), Err));
     Ok(runner_events::create_end(&cluster, ended))
-}
-
-/// Starts the upgrade runner of an approved plan, or resumes the journal of its cluster a run
-/// that did not end left (`operation::upgrade`, as `taloscope upgrade` does): its handle
-/// (pause, resume, abort; its task) and its events.
-fn start_upgrade(
-    state: &AppState,
-    on: &Approved,
-    run: ActionRun,
-) -> Result<(RolloutHandle, mpsc::UnboundedReceiver<RolloutEvent>), String> {
-    let cluster = super::cluster(state, on.approved.action().cluster())?;
-    let (events, rx) = mpsc::unbounded_channel();
-    let approval = (on.approved.clone(), on.dispatcher.clone());
-    let handle = match run {
-        ActionRun::Upgrade(planned) => {
-            (*planned).spawn(approval, on.acks.clone(), cluster, &on.state_dir, events)
-        }
-        _ => resume_from_journal(&on.state_dir, cluster, approval, events)?,
-    };
-    Ok((handle, rx))
 }
