@@ -183,7 +183,9 @@ impl ScreenModule for ProgressScreen {
         };
         let now = shared.wall_clock;
         let step = match news {
-            ProgressNews::Started { progress, back } => update::start(self, progress, *back),
+            ProgressNews::Started { progress, back } => {
+                update::show(self, (**progress).clone(), *back)
+            }
             ProgressNews::Event(kind, event) => update::on_event(self, *kind, event.clone(), now),
             ProgressNews::Journal(summary) => update::on_journal(self, summary),
             ProgressNews::Provisions(vms) => update::from_journals(self, vms, now),

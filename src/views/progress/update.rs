@@ -15,26 +15,14 @@ use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::operation::{OperationKind, runner_events};
 use crate::rollout::RolloutSummary;
 
-/// A run starts with the progress its plan describes; Esc leads to `back`, a create's to the
-/// fleet (the new cluster shows there).
-pub(super) fn start(
-    screen: &mut ProgressScreen,
-    progress: &OperationProgress,
-    back: Screen,
-) -> Step {
+/// A run's progress shown, as its plan describes its start or a journal left it; Esc leads to
+/// `back`, a create's to the fleet (the new cluster shows there).
+pub(super) fn show(screen: &mut ProgressScreen, progress: OperationProgress, back: Screen) -> Step {
     let create = progress.kind == OperationKind::Create;
-    show(
-        screen,
-        progress.clone(),
-        if create { Screen::Fleet } else { back },
-    );
-    Step::default()
-}
-
-fn show(screen: &mut ProgressScreen, progress: OperationProgress, back: Screen) {
+    screen.back = if create { Screen::Fleet } else { back };
     screen.progress = Some(progress);
     screen.scroll = Default::default();
-    screen.back = back;
+    Step::default()
 }
 
 /// A rollout journal that did not end, found at startup: shown interrupted, `r` resumes it
@@ -78,8 +66,8 @@ fn left(
         return Step::default();
     };
     let said = said(&progress);
-    show(screen, progress, Screen::Cluster(Pane::Nodes));
-    said.map_or_else(Step::default, |said| Step::message(Message::warn(said)))
+    let shown = show(screen, progress, Screen::Cluster(Pane::Nodes));
+    said.map_or(shown, |said| Step::message(Message::warn(said)))
 }
 
 /// The dispatcher approved the resume of the journal's upgrade on screen: it runs again from
