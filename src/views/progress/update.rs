@@ -58,11 +58,7 @@ pub(super) fn resume_approved(
     if progress.resumable.as_ref() != Some(approved.action()) {
         return None;
     }
-    progress.resumable = None;
-    progress.outcome = None;
-    progress.started = now;
-    progress.ended = None;
-    progress.say(now, "resuming from the journal".into());
+    progress.resume(now);
     Some(Step::effects(vec![Effect::RunAction {
         approved: approved.clone(),
         run: Box::new(ActionRun::ResumeUpgrade),
