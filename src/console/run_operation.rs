@@ -110,8 +110,8 @@ struct Approved {
 
 impl Approved {
     /// `operation` through the one runner, stopped between steps by `cancel`, each of its
-    /// events told as `told` maps it (an operation whose own typed events carry its lines
-    /// tells none).
+    /// events told as `told` maps it (one whose own typed events carry its lines runs
+    /// [`Approved::to_its_end`]).
     async fn carry<O: Operation>(
         &self,
         operation: &mut O,
@@ -129,11 +129,13 @@ impl Approved {
         };
         crate::operation::run(operation, runner).await
     }
-}
 
-/// An operation whose own typed events carry its lines: the runner's tell nothing more.
-fn quiet(_: &OperationEvent) -> Vec<ProgressEvent> {
-    Vec::new()
+    /// `operation` through the one runner to its end (its kind's cancel rule: nothing
+    /// cancels it), its own typed events carrying its lines: the runner's tell nothing more.
+    async fn to_its_end<O: Operation>(&self, operation: &mut O) -> Result<String, String> {
+        self.carry(operation, CancelSignal::never(), |_| Vec::new())
+            .await
+    }
 }
 
 /// The runner's events of an operation about no one node.
@@ -307,7 +309,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 let started = std::time::Instant::now();
                 let sources = sources.await?;
                 let mut operation = CapiScale::new(*plan, sources, SCALE_OPTIONS, events);
-                let result = on.carry(&mut operation, CancelSignal::never(), quiet).await;
+                let result = on.to_its_end(&mut operation).await;
                 let outcome = operation.outcome(result, started.elapsed().as_secs());
                 let told = format!(
                     "{} ({} polls, {} s)",
@@ -333,9 +335,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 let (provider, cluster, vm) = opened?;
                 let journal = ProvisionJournal::open(&on.state_dir, &cluster).ok();
                 let mut termination = VmTermination::new((cluster, vm), provider, journal);
-                let terminated = on
-                    .carry(&mut termination, CancelSignal::never(), quiet)
-                    .await;
+                let terminated = on.to_its_end(&mut termination).await;
                 Ok(terminated.and_then(|_| {
                     let vm = termination.progress();
                     vm.map(|vm| format!("{} terminated", vm.name))
@@ -419,9 +419,7 @@ async fn provision(
     let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events)
         .with_guards(guards);
     let mut provisioning = Provisioning::new(runner);
-    let result = on
-        .carry(&mut provisioning, CancelSignal::never(), quiet)
-        .await;
+    let result = on.to_its_end(&mut provisioning).await;
     Ok(provisioning.summary(&result).await.result())
 }
 
@@ -453,9 +451,7 @@ async fn create(
     let for_task = on.clone();
     let mut task = tokio::spawn(async move {
         let mut create = ClusterCreate::new(runner);
-        let result = for_task
-            .carry(&mut create, CancelSignal::never(), quiet)
-            .await;
+        let result = for_task.to_its_end(&mut create).await;
         create.summary(&result).await
     });
     let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
