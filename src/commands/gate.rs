@@ -43,12 +43,9 @@ fn approve(
 /// next command that may act on clusters.
 fn report_interrupted(dispatcher: &Dispatcher, paths: &Paths) {
     let (found, warnings) = crate::operation::report_interrupted(dispatcher, &paths.state_dir);
-    for warning in warnings {
-        eprintln!("taloscope: warning: {}", crate::printable::line(&warning));
-    }
-    for interrupted in found {
-        let told = interrupted.describe();
-        eprintln!("taloscope: {}", crate::printable::line(&told));
+    for (warning, told) in crate::operation::interrupted_told(&found, warnings) {
+        let warning = if warning { "warning: " } else { "" };
+        eprintln!("taloscope: {warning}{}", crate::printable::line(&told));
     }
 }
 

@@ -47,7 +47,7 @@ use crate::operation::{
 };
 use crate::provision::cluster::{GuardInputs, join_checks, keyed};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
-use crate::rollout::{RolloutEvent, RolloutHandle};
+use crate::rollout::RolloutEvent;
 use crate::upgrade::observe::ClusterObserver;
 
 /// Where a runner's progress events go: to the app, in the order told.
@@ -110,8 +110,8 @@ struct Approved {
 
 impl Approved {
     /// `operation` through the one runner, stopped between steps by `cancel`, each of its
-    /// events told as `told` maps it (an operation whose own typed events carry its lines
-    /// tells none).
+    /// events told as `told` maps it (one whose own typed events carry its lines runs
+    /// [`Approved::to_its_end`]).
     async fn carry<O: Operation>(
         &self,
         operation: &mut O,
@@ -129,11 +129,13 @@ impl Approved {
         };
         crate::operation::run(operation, runner).await
     }
-}
 
-/// An operation whose own typed events carry its lines: the runner's tell nothing more.
-fn quiet(_: &OperationEvent) -> Vec<ProgressEvent> {
-    Vec::new()
+    /// `operation` through the one runner to its end (its kind's cancel rule: nothing
+    /// cancels it), its own typed events carrying its lines: the runner's tell nothing more.
+    async fn to_its_end<O: Operation>(&self, operation: &mut O) -> Result<String, String> {
+        self.carry(operation, CancelSignal::never(), |_| Vec::new())
+            .await
+    }
 }
 
 /// The runner's events of an operation about no one node.
@@ -198,16 +200,29 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
     let state = &console.state;
     let kubeconfig = state.provision.kubeconfig.clone();
     match run {
+        // Started from its plan, or resumed from the journal a run that did not end left
+        // (`operation::upgrade`, as `taloscope upgrade` does); its handle pauses, resumes and
+        // aborts it.
         ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
-            let started = start_upgrade(state, &on, run).map(|(handle, events)| {
+            let (events, mut rx) = mpsc::unbounded_channel();
+            let approval = (on.approved.clone(), on.dispatcher.clone());
+            let cluster = super::cluster(state, on.approved.action().cluster());
+            let started = cluster.and_then(|cluster| match run {
+                ActionRun::Upgrade(planned) => {
+                    let acks = on.acks.clone();
+                    Ok((*planned).spawn(approval, acks, cluster, &on.state_dir, events))
+                }
+                _ => resume_from_journal(&on.state_dir, cluster, approval, events),
+            });
+            let started = started.map(|handle| {
                 console.rollout_control = Some(handle.control);
-                (handle.task, events)
+                handle.task
             });
             Box::pin(async move {
-                let (task, mut events) = started?;
+                let task = started?;
                 // Its end is told once, by `run`, from how the task ended.
                 let forward = async {
-                    while let Some(event) = events.recv().await {
+                    while let Some(event) = rx.recv().await {
                         if !matches!(event, RolloutEvent::Finished { .. }) {
                             tell(&on.progress, runner_events::rollout(&event));
                         }
@@ -294,7 +309,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 let started = std::time::Instant::now();
                 let sources = sources.await?;
                 let mut operation = CapiScale::new(*plan, sources, SCALE_OPTIONS, events);
-                let result = on.carry(&mut operation, CancelSignal::never(), quiet).await;
+                let result = on.to_its_end(&mut operation).await;
                 let outcome = operation.outcome(result, started.elapsed().as_secs());
                 let told = format!(
                     "{} ({} polls, {} s)",
@@ -320,9 +335,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 let (provider, cluster, vm) = opened?;
                 let journal = ProvisionJournal::open(&on.state_dir, &cluster).ok();
                 let mut termination = VmTermination::new((cluster, vm), provider, journal);
-                let terminated = on
-                    .carry(&mut termination, CancelSignal::never(), quiet)
-                    .await;
+                let terminated = on.to_its_end(&mut termination).await;
                 Ok(terminated.and_then(|_| {
                     let vm = termination.progress();
                     vm.map(|vm| format!("{} terminated", vm.name))
@@ -406,9 +419,7 @@ async fn provision(
     let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events)
         .with_guards(guards);
     let mut provisioning = Provisioning::new(runner);
-    let result = on
-        .carry(&mut provisioning, CancelSignal::never(), quiet)
-        .await;
+    let result = on.to_its_end(&mut provisioning).await;
     Ok(provisioning.summary(&result).await.result())
 }
 
@@ -440,9 +451,7 @@ async fn create(
     let for_task = on.clone();
     let mut task = tokio::spawn(async move {
         let mut create = ClusterCreate::new(runner);
-        let result = for_task
-            .carry(&mut create, CancelSignal::never(), quiet)
-            .await;
+        let result = for_task.to_its_end(&mut create).await;
         create.summary(&result).await
     });
     let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
@@ -468,24 +477,4 @@ async fn create(
     };
     let ended = ended.and_then(|summary| summary.error.map_or(Ok(()), Err));
     Ok(runner_events::create_end(&cluster, ended))
-}
-
-/// Starts the upgrade runner of an approved plan, or resumes the journal of its cluster a run
-/// that did not end left (`operation::upgrade`, as `taloscope upgrade` does): its handle
-/// (pause, resume, abort; its task) and its events.
-fn start_upgrade(
-    state: &AppState,
-    on: &Approved,
-    run: ActionRun,
-) -> Result<(RolloutHandle, mpsc::UnboundedReceiver<RolloutEvent>), String> {
-    let cluster = super::cluster(state, on.approved.action().cluster())?;
-    let (events, rx) = mpsc::unbounded_channel();
-    let approval = (on.approved.clone(), on.dispatcher.clone());
-    let handle = match run {
-        ActionRun::Upgrade(planned) => {
-            (*planned).spawn(approval, on.acks.clone(), cluster, &on.state_dir, events)
-        }
-        _ => resume_from_journal(&on.state_dir, cluster, approval, events)?,
-    };
-    Ok((handle, rx))
 }

@@ -19,7 +19,7 @@ pub mod upgrade;
 
 pub use run::{
     CancelSignal, DETACHED, Events, HeldLease, Operation, OperationEvent, Runner, Step,
-    StepContext, StepError, StepStart, report_interrupted, run,
+    StepContext, StepError, StepStart, interrupted_told, report_interrupted, run,
 };
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};

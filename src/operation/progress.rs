@@ -437,6 +437,16 @@ impl OperationProgress {
         }
     }
 
+    /// The run a journal left starts again from its journal at `now`: running, no longer
+    /// resumable, its clock from `now`.
+    pub fn resume(&mut self, now: Option<u64>) {
+        self.resumable = None;
+        self.outcome = None;
+        self.started = now;
+        self.ended = None;
+        self.say(now, "resuming from the journal".into());
+    }
+
     /// The first tick's clock for a run started before the console knew the time.
     pub fn clock_known(&mut self, now: u64) {
         if self.running() && self.started.is_none() {

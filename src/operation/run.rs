@@ -479,6 +479,17 @@ pub fn report_interrupted(
     (found, warnings)
 }
 
+/// What [`report_interrupted`] found, in the order the operator is told it (the command line
+/// on stderr, the console on its message line): each warning (`true`), then each interrupted
+/// action in its words, with what it left behind.
+pub fn interrupted_told(
+    found: &[InterruptedAction],
+    warnings: Vec<String>,
+) -> impl Iterator<Item = (bool, String)> + '_ {
+    let warnings = warnings.into_iter().map(|w| (true, w));
+    warnings.chain(found.iter().map(|i| (false, i.describe())))
+}
+
 #[path = "run_steps.rs"]
 mod run_steps;
 use run_steps::steps;

@@ -1,5 +1,5 @@
 //! Each domain runner's events told as progress events, in one place: the node actions' lines
-//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, a rollout's
+//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' steps, a rollout's
 //! steps, pauses and end, a provision's VMs, the cluster lifecycle's phases and notes, a CAPI
 //! scale's Machines, etcd polls and waits.
 use super::progress::{Check, Offer, OperationProgress, ProgressEvent, StepRow, StepState, Tally};
@@ -112,20 +112,6 @@ pub fn etcd_steps(plan: &EtcdPlan) -> Vec<StepRow> {
         .iter()
         .map(|step| StepRow::pending(&format!("{}: {}", step.node, step.call.as_str())))
         .collect()
-}
-
-/// Step `index` of `total` of an etcd action done (`etcd_maintenance::run` reports each as it
-/// ends, `line` saying what it did): the step, and its line numbered `[2/3]`.
-pub fn etcd_step(index: usize, total: usize, line: &str) -> Vec<ProgressEvent> {
-    vec![
-        ProgressEvent::Step {
-            index,
-            total,
-            label: String::new(),
-            state: StepState::Done(line.to_string()),
-        },
-        ProgressEvent::Line(format!("[{}/{total}] {line}", index + 1)),
-    ]
 }
 
 /// A rollout's event (`operation::upgrade`): its steps (node and what it does) as the step list,
@@ -532,15 +518,6 @@ mod tests {
         assert_eq!(
             warning,
             [ProgressEvent::Line("w-2: warning: deprecated field".into())]
-        );
-    }
-
-    #[test]
-    fn an_etcd_step_is_numbered_from_one() {
-        let events = etcd_step(1, 3, "cp-1: defragment: done");
-        assert_eq!(
-            events[1],
-            ProgressEvent::Line("[2/3] cp-1: defragment: done".into())
         );
     }
 

@@ -14,6 +14,7 @@ use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, Shared, Step};
 use crate::app::scroll::Scroll;
 use crate::approval::ApprovedAction;
 use crate::operation::progress::OperationProgress;
+use crate::operation::runner_events;
 use crate::tui::Look;
 
 mod update;
@@ -65,14 +66,20 @@ enum ProgressKey {
 #[rustfmt::skip]
 static KEYS: &[Binding<ProgressKey, ProgressScreen>] = &[
     bind(&[Key::char('c')], ProgressKey::Cancel, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(ProgressScreen::cancellable),
-    bind(&[Key::char(' ')], ProgressKey::Pause, "pause the upgrade after the current node").footer("pause").offered(ProgressScreen::can_pause),
-    bind(&[Key::char('r')], ProgressKey::Resume, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(ProgressScreen::can_resume),
+    bind(&[Key::char(' ')], ProgressKey::Pause, "pause the upgrade after the current node").footer("pause").offered(|s| acts(update::pause(s))),
+    bind(&[Key::char('r')], ProgressKey::Resume, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(|s| acts(update::resume(s))),
     bind(&[Key::char('y')], ProgressKey::Answer(true), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(ProgressScreen::asking),
     bind(&[Key::char('n')], ProgressKey::Answer(false), "it is not: the run stops before applying any config to it").footer("refuse").offered(ProgressScreen::asking),
     bind(&[Key::TAB], ProgressKey::Focus, "switch between the steps and the lines (j/k, PgUp/PgDn, g/G scroll)").footer("focus").offered(ProgressScreen::has_steps),
     bind(&[Key::ESC], ProgressKey::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
-    bind(&[Key::char('x')], ProgressKey::Terminate, "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(ProgressScreen::offers),
+    bind(&[Key::char('x')], ProgressKey::Terminate, "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(|s| acts(update::take_offer(s))),
 ];
+
+/// Whether a key's step, taken now, asks for anything: the footer offers Space, `r` and `x`
+/// exactly where their step acts.
+fn acts(step: Step) -> bool {
+    !step.effects.is_empty()
+}
 
 impl ProgressScreen {
     /// The in-place upgrade it shows, running or left in a journal.
@@ -89,18 +96,6 @@ impl ProgressScreen {
             .is_some_and(|p| p.cancellable() && !p.cancelling)
     }
 
-    /// `Space` pauses: an upgrade runs, not paused or cancelling already.
-    fn can_pause(&self) -> bool {
-        self.rollout()
-            .is_some_and(|p| p.running() && !p.paused && !p.cancelling)
-    }
-
-    /// `r` resumes: a paused upgrade, or one a journal kept.
-    fn can_resume(&self) -> bool {
-        self.rollout()
-            .is_some_and(|p| (p.running() && p.paused) || p.resumable.is_some())
-    }
-
     /// The running operation asks a question (a create's fingerprint).
     fn asking(&self) -> bool {
         self.progress.as_ref().is_some_and(|p| p.asking.is_some())
@@ -110,10 +105,6 @@ impl ProgressScreen {
     /// lines.
     fn has_steps(&self) -> bool {
         self.rollout().is_some_and(|p| !p.steps.is_empty())
-    }
-
-    fn offers(&self) -> bool {
-        self.progress.as_ref().is_some_and(|p| !p.offers.is_empty())
     }
 
     /// A move key over the list in focus: the steps following the one under way, or the
@@ -175,10 +166,18 @@ impl ScreenModule for ProgressScreen {
         };
         let now = shared.wall_clock;
         let step = match news {
-            ProgressNews::Started { progress, back } => update::start(self, progress, *back),
+            ProgressNews::Started { progress, back } => {
+                update::show(self, (**progress).clone(), *back)
+            }
             ProgressNews::Event(kind, event) => update::on_event(self, *kind, event.clone(), now),
-            ProgressNews::Journal(summary) => update::on_journal(self, summary),
-            ProgressNews::Provisions(vms) => update::from_journals(self, vms, now),
+            ProgressNews::Journal(summary) => {
+                let left = runner_events::interrupted_rollout(summary);
+                update::left(self, left, ("rollout", ":rollout shows it, r resumes"))
+            }
+            ProgressNews::Provisions(vms) => {
+                let left = runner_events::provisions_left(&vms.clusters, &vms.vms, now);
+                update::left(self, left, ("provision", ":provisions shows its VMs"))
+            }
             ProgressNews::Shown { back } => {
                 self.back = *back;
                 Step::default()

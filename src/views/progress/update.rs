@@ -7,79 +7,44 @@ use super::ProgressScreen;
 use crate::app::action::{Effect, PollerCommand};
 use crate::app::actions::ActionRun;
 use crate::app::message::Message;
-use crate::app::provision::JournalVms;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::Step;
 use crate::approval::ApprovedAction;
+use crate::operation::OperationKind;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
-use crate::operation::{OperationKind, runner_events};
-use crate::rollout::RolloutSummary;
 
-/// A run starts with the progress its plan describes; Esc leads to `back`, a create's to the
-/// fleet (the new cluster shows there).
-pub(super) fn start(
-    screen: &mut ProgressScreen,
-    progress: &OperationProgress,
-    back: Screen,
-) -> Step {
+/// A run's progress shown, as its plan describes its start or a journal left it; Esc leads to
+/// `back`, a create's to the fleet (the new cluster shows there).
+pub(super) fn show(screen: &mut ProgressScreen, progress: OperationProgress, back: Screen) -> Step {
     let create = progress.kind == OperationKind::Create;
-    show(
-        screen,
-        progress.clone(),
-        if create { Screen::Fleet } else { back },
-    );
+    screen.back = if create { Screen::Fleet } else { back };
+    screen.progress = Some(progress);
+    screen.scroll = Default::default();
     Step::default()
 }
 
-fn show(screen: &mut ProgressScreen, progress: OperationProgress, back: Screen) {
-    screen.progress = Some(progress);
-    screen.scroll = Default::default();
-    screen.back = back;
-}
-
-/// A rollout journal that did not end, found at startup: shown interrupted, `r` resumes it
-/// (after the typed confirmation).
-pub(super) fn on_journal(screen: &mut ProgressScreen, summary: &RolloutSummary) -> Step {
-    let cluster = &summary.cluster;
-    let said = format!(
-        "a rollout of {cluster} did not finish: :ctx {cluster} then :rollout shows it, r resumes"
-    );
-    left(screen, runner_events::interrupted_rollout(summary), |_| {
-        Some(said)
-    })
-}
-
-/// What the provision journals left: each VM a step in its last known state, a failed one
-/// offering its terminate; while some are followed again the progress runs and the operator
-/// is told where to look.
-pub(super) fn from_journals(
-    screen: &mut ProgressScreen,
-    JournalVms { clusters, vms }: &JournalVms,
-    now: Option<u64>,
-) -> Step {
-    let progress = runner_events::provisions_left(clusters, vms, now);
-    left(screen, progress, |p| {
-        let cluster = &p.cluster;
-        let said = format!(
-            "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
-        );
-        p.running().then_some(said)
-    })
-}
-
-/// What a journal left shown, unless an operation runs here; the operator told what `said`
-/// says of it.
-fn left(
+/// What a journal left shown, unless an operation runs here: a rollout that did not end
+/// (shown interrupted, `r` resumes it after the typed confirmation), or the VMs of provisions
+/// (each a step in its last known state, a failed one offering its terminate). While it goes
+/// on (the VMs followed again) or `r` resumes it, the operator is told where to look: the
+/// cluster, then the screen that `shows` its `what`.
+pub(super) fn left(
     screen: &mut ProgressScreen,
     progress: Option<OperationProgress>,
-    said: impl FnOnce(&OperationProgress) -> Option<String>,
+    (what, shows): (&str, &str),
 ) -> Step {
     let Some(progress) = progress.filter(|_| screen.running().is_none()) else {
         return Step::default();
     };
-    let said = said(&progress);
-    show(screen, progress, Screen::Cluster(Pane::Nodes));
-    said.map_or_else(Step::default, |said| Step::message(Message::warn(said)))
+    let cluster = progress.cluster.clone();
+    let told = progress.running() || progress.resumable.is_some();
+    let shown = show(screen, progress, Screen::Cluster(Pane::Nodes));
+    let said = format!("a {what} of {cluster} did not finish: :ctx {cluster} then {shows}");
+    if told {
+        Step::message(Message::warn(said))
+    } else {
+        shown
+    }
 }
 
 /// The dispatcher approved the resume of the journal's upgrade on screen: it runs again from
@@ -93,11 +58,7 @@ pub(super) fn resume_approved(
     if progress.resumable.as_ref() != Some(approved.action()) {
         return None;
     }
-    progress.resumable = None;
-    progress.outcome = None;
-    progress.started = now;
-    progress.ended = None;
-    progress.say(now, "resuming from the journal".into());
+    progress.resume(now);
     Some(Step::effects(vec![Effect::RunAction {
         approved: approved.clone(),
         run: Box::new(ActionRun::ResumeUpgrade),
@@ -107,19 +68,19 @@ pub(super) fn resume_approved(
 
 /// `Space`: the upgrade pauses after the node under way.
 pub(super) fn pause(screen: &ProgressScreen) -> Step {
-    if !screen.can_pause() {
-        let why = match screen.rollout() {
-            None => "no upgrade runs here: nothing to pause",
-            Some(p) if !p.running() => "this upgrade ended: nothing to pause (u plans another)",
-            Some(p) if p.paused => "paused already; r resumes",
-            Some(_) => "cancelling already: no next node starts",
-        };
-        return Step::message(Message::warn(why));
-    }
-    Step {
-        message: Some(Message::info("pausing after the current node")),
-        ..Step::effects(vec![Effect::HoldAction(true)])
-    }
+    let why = match screen.rollout() {
+        None => "no upgrade runs here: nothing to pause",
+        Some(p) if !p.running() => "this upgrade ended: nothing to pause (u plans another)",
+        Some(p) if p.paused => "paused already; r resumes",
+        Some(p) if p.cancelling => "cancelling already: no next node starts",
+        Some(_) => {
+            return Step {
+                message: Some(Message::info("pausing after the current node")),
+                ..Step::effects(vec![Effect::HoldAction(true)])
+            };
+        }
+    };
+    Step::message(Message::warn(why))
 }
 
 /// `r`: a paused upgrade goes on; a journal's is resumed through the gate.

@@ -16,7 +16,8 @@ use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
 use crate::printable::line as printable;
 use crate::tui::{Look, Role};
-use crate::views::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
+use crate::views::fit;
+use crate::views::progress_parts::{StepTable, render_scrolled, render_step_pane};
 use crate::views::table::titled;
 
 /// Subject rows shown at most; the lines say the rest.
@@ -138,7 +139,16 @@ impl ProgressView<'_> {
         let look = self.look;
         let s = &look.styles;
         let (status, role) = self.status(p);
-        let mut head = vec![head_line(look, &p.headline, status, role, width)];
+        // What runs, its words cut to leave the status whole.
+        let what = fit(
+            &p.headline,
+            width.saturating_sub(status.len()),
+            look.glyphs.ellipsis,
+        );
+        let mut head = vec![Line::from(vec![
+            Span::styled(what, s.get(Role::Text)),
+            Span::styled(status, s.get(role)),
+        ])];
         if !p.steps.is_empty() {
             let (done, total) = (p.steps_done(), p.steps.len());
             let each = p.step_timeout.map_or(String::new(), |bound| {
@@ -146,7 +156,16 @@ impl ProgressView<'_> {
                 format!("; each times out after {bound}")
             });
             let label = format!(" {done} of {total} {}{each}", p.steps_word);
-            head.push(gauge(look, done, total, label, width));
+            // `[=====>....] 2 of 5 nodes`, ASCII in every mode.
+            let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
+            let filled = (bar * done).checked_div(total).unwrap_or(0).min(bar);
+            head.push(Line::from(vec![
+                Span::styled("[", s.get(Role::Muted)),
+                Span::styled("=".repeat(filled), s.get(Role::Ok)),
+                Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
+                Span::styled("]", s.get(Role::Muted)),
+                Span::styled(label, s.get(Role::Text)),
+            ]));
         }
         if let Some(ask) = &p.asking {
             head.push(Line::from(vec![
@@ -254,13 +273,40 @@ impl Widget for &ProgressView<'_> {
         if subject_rows > 0 {
             let title = format!(" {} ", p.subject_kind);
             let shown = (&Scroll::default(), false);
-            render_log(look, &title, subjects.iter(), shown, subjects_area, buf);
+            render_log(look, &title, &subjects, shown, subjects_area, buf);
         }
         // The pane's frame and its padding take two cells on each side.
         let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(4)));
         let shown = (&self.scroll.lines, !on_steps);
-        render_log(look, " Progress ", lines.iter(), shown, log_area, buf);
+        render_log(look, " Progress ", &lines, shown, log_area, buf);
     }
+}
+
+/// A framed pane titled `title` holding `log` around the operator's place in
+/// it (`scroll`; the newest lines while it follows), each line cut to the
+/// width; the place is marked when `active` (the pane has the move keys).
+fn render_log(
+    look: &Look,
+    title: &str,
+    log: &[String],
+    (scroll, active): (&Scroll, bool),
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let s = &look.styles;
+    let inner = titled(look, title.to_string(), active, area, buf);
+    let lines: Vec<Line> = log
+        .iter()
+        .map(|l| {
+            Line::from(Span::styled(
+                fit(l, usize::from(inner.width), look.glyphs.ellipsis),
+                s.get(Role::Text),
+            ))
+        })
+        .collect();
+    let selected = scroll.at(lines.len(), lines.len().saturating_sub(1));
+    let marked = (active && scroll.is_set()).then_some(selected);
+    render_scrolled(look, lines, selected, marked, inner, buf);
 }
 
 /// Each line in lines of at most `width` cells, a continuation indented by two.
