@@ -35,18 +35,15 @@ pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Send
 pub(super) fn startup(console: &mut Console) -> Vec<Action> {
     let (dispatcher, state_dir) = (&console.dispatcher, &console.paths.state_dir);
     let (found, warnings) = crate::operation::report_interrupted(dispatcher, state_dir);
-    let mut actions: Vec<Action> = (warnings.into_iter())
-        .map(|w| Action::Notify(Message::warn(w)))
-        .collect();
-    for interrupted in found {
-        let record = &interrupted.record;
+    for record in found.iter().map(|interrupted| &interrupted.record) {
         if let Some(node) = &record.left_cordoned {
             let left = (record.cluster.clone(), node.clone(), record.action.clone());
             console.state.actions.left_cordoned.push(left);
         }
-        actions.push(Action::Notify(Message::warn(interrupted.describe())));
     }
-    actions
+    let told = crate::operation::interrupted_told(&found, warnings);
+    told.map(|(_, text)| Action::Notify(Message::warn(text)))
+        .collect()
 }
 
 impl Console {
