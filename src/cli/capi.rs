@@ -3,6 +3,8 @@
 use clap::{Args, Subcommand};
 
 use super::{GateArgs, ReadArgs};
+use crate::capi_doctor::FOLLOW_BOUNDS;
+use crate::capi_scale::ScaleOptions;
 
 /// `taloscope capi`: the Cluster API side of a management cluster.
 #[derive(Args, Debug, Clone)]
@@ -40,10 +42,10 @@ pub struct CapiDoctorArgs {
     #[arg(long, value_name = "FINDING-ID")]
     pub fix: Option<String>,
     /// Seconds to follow the cluster after a fix until the stuck state clears.
-    #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECS", default_value_t = FOLLOW_BOUNDS.0.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub wait: u64,
     /// Milliseconds between reads while following.
-    #[arg(long, value_name = "MS", default_value_t = 5000, hide = true)]
+    #[arg(long, value_name = "MS", default_value_t = FOLLOW_BOUNDS.1.as_millis() as u64, hide = true)]
     pub poll_ms: u64,
 }
 
@@ -71,10 +73,10 @@ pub struct ScaleArgs {
     #[arg(long, value_name = "NAME")]
     pub deployment: Option<String>,
     /// Seconds the Machines may take to be created and Ready (or deleted).
-    #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECS", default_value_t = ScaleOptions::DEFAULT.timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
     /// Milliseconds between looks at the Machines and etcd.
-    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    #[arg(long, value_name = "MS", default_value_t = ScaleOptions::DEFAULT.poll.as_millis() as u64, hide = true)]
     pub poll_ms: u64,
 }
 
