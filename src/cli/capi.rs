@@ -2,7 +2,8 @@
 //! config files after the subcommand, as every headless command does.
 use clap::{Args, Subcommand};
 
-use super::{GateArgs, ReadArgs};
+use super::{GateArgs, ReadArgs, parse_role};
+use crate::capi::MachineRole;
 use crate::capi_doctor::FOLLOW_BOUNDS;
 use crate::capi_scale::ScaleOptions;
 
@@ -64,8 +65,8 @@ pub struct ScaleArgs {
     #[command(flatten)]
     pub gate: GateArgs,
     /// Which Machines: the TalosControlPlane's (controlplane) or a MachineDeployment's (worker).
-    #[arg(long, value_parser = parse_machine_role)]
-    pub role: crate::capi::MachineRole,
+    #[arg(long, value_parser = parse_role(MachineRole::Controlplane, MachineRole::Worker))]
+    pub role: MachineRole,
     /// The new spec.replicas.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub replicas: u32,
@@ -78,14 +79,4 @@ pub struct ScaleArgs {
     /// Milliseconds between looks at the Machines and etcd.
     #[arg(long, value_name = "MS", default_value_t = ScaleOptions::DEFAULT.poll.as_millis() as u64, hide = true)]
     pub poll_ms: u64,
-}
-
-fn parse_machine_role(text: &str) -> Result<crate::capi::MachineRole, String> {
-    match text {
-        "controlplane" | "control-plane" => Ok(crate::capi::MachineRole::Controlplane),
-        "worker" => Ok(crate::capi::MachineRole::Worker),
-        _ => Err(format!(
-            "{text:?} is not a role; use controlplane or worker"
-        )),
-    }
 }
