@@ -17,7 +17,7 @@ pub(super) mod rollout;
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect};
-use crate::cli::{GlobalArgs, RolloutArgs, UpgradeArgs};
+use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::printable::yes_no;
@@ -41,7 +41,8 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, S
     if args.to.is_empty() {
         return list_offered(global, args, &lookup);
     }
-    rollout::run(global, &TalosUpgrade { args, lookup })
+    let talos = TalosUpgrade { args, lookup };
+    rollout::run(global, &args.to, &args.rollout, &talos)
 }
 
 /// Where the releases are learned for the cluster `--context` names (the console's plan
@@ -129,14 +130,6 @@ struct TalosUpgrade<'a> {
 
 impl HeadlessUpgrade for TalosUpgrade<'_> {
     type Kind = TalosOs;
-
-    fn to(&self) -> &str {
-        &self.args.to
-    }
-
-    fn flags(&self) -> &RolloutArgs {
-        &self.args.rollout
-    }
 
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
         let learned = self.lookup.learn().await;
