@@ -24,8 +24,8 @@ use crate::printable::yes_no;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
-    Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress,
-    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
+    Guard, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress, RunOptions, TalosOs,
+    UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version};
 use rollout::HeadlessUpgrade;
@@ -150,8 +150,23 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         _: &ClusterObserver,
         target: Version,
     ) -> Result<UpgradePlan, Stop> {
-        let learned = self.lookup.learn().await;
-        make_plan(self.args, status, target, &learned)
+        let (args, learned) = (self.args, self.lookup.learn().await);
+        let options = UpgradeOptions {
+            stage: args.stage,
+            preserve: args.preserve,
+            max_parallel: args.max_parallel,
+            allow_downgrade: args.allow_downgrade,
+            ..UpgradeOptions::default()
+        };
+        let among = UpgradePlan::among(status, target, options, &learned);
+        let mut plan = among.map_err(|e| match e {
+            PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
+            other => usage(other.to_string()),
+        })?;
+        if let Some(image) = &args.image {
+            plan.set_image(image).map_err(|e| usage(e.to_string()))?;
+        }
+        Ok(plan)
     }
 
     async fn guards(
@@ -168,29 +183,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         let notes = plan.option_notes();
         TalosPlanText { plan, notes }
     }
-}
-
-fn make_plan(
-    args: &UpgradeArgs,
-    status: &ClusterStatus,
-    target: Version,
-    learned: &LearnedReleases,
-) -> Result<UpgradePlan, Stop> {
-    let options = UpgradeOptions {
-        stage: args.stage,
-        preserve: args.preserve,
-        max_parallel: args.max_parallel,
-        allow_downgrade: args.allow_downgrade,
-        ..UpgradeOptions::default()
-    };
-    let mut plan = UpgradePlan::among(status, target, options, learned).map_err(|e| match e {
-        PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
-        other => usage(other.to_string()),
-    })?;
-    if let Some(image) = &args.image {
-        plan.set_image(image).map_err(|e| usage(e.to_string()))?;
-    }
-    Ok(plan)
 }
 
 /// The Talos upgrade's part of its plan report: the plan's fields (the `upgrade --plan
