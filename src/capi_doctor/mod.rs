@@ -13,7 +13,7 @@ pub use diagnose::{
 };
 pub use fix::{FixPlan, MachineDeletion, evaluate_fix, fix_guards};
 pub use locate::{LocateError, Located, locate, read_tree};
-pub use run::{delete_machine, follow, progress_line, read_now};
+pub use run::{FOLLOW_BOUNDS, delete_machine, follow, progress_line, read_now};
 
 #[cfg(test)]
 mod diagnose_tests;

@@ -11,6 +11,10 @@ use crate::fleet::ClusterStatus;
 use crate::kube::{CapiVersion, KubeClient};
 use crate::upgrade::observe::ClusterObserver;
 
+/// How long a fix is followed until its finding clears, and how often the cluster is read:
+/// `capi doctor --fix`'s defaults and the console's.
+pub const FOLLOW_BOUNDS: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
+
 /// Deletes the Machine a rollout waits on (`clusterctl`'s way: the Machine object, its
 /// provider's finalizers do the rest); the line says what happened.
 pub async fn delete_machine(

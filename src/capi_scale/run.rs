@@ -24,6 +24,16 @@ pub struct ScaleOptions {
     pub lease_duration: Duration,
 }
 
+impl ScaleOptions {
+    /// A scale's defaults, the command's and the console's: a poll every 2 s, 20 minutes in
+    /// all, a 60 s Lease.
+    pub const DEFAULT: ScaleOptions = ScaleOptions {
+        poll: Duration::from_secs(2),
+        timeout: Duration::from_secs(1200),
+        lease_duration: Duration::from_secs(60),
+    };
+}
+
 /// What a running scale tells.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]

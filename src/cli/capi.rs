@@ -2,7 +2,10 @@
 //! config files after the subcommand, as every headless command does.
 use clap::{Args, Subcommand};
 
-use super::{GateArgs, ReadArgs};
+use super::{GateArgs, ReadArgs, parse_role};
+use crate::capi::MachineRole;
+use crate::capi_doctor::FOLLOW_BOUNDS;
+use crate::capi_scale::ScaleOptions;
 
 /// `taloscope capi`: the Cluster API side of a management cluster.
 #[derive(Args, Debug, Clone)]
@@ -40,10 +43,10 @@ pub struct CapiDoctorArgs {
     #[arg(long, value_name = "FINDING-ID")]
     pub fix: Option<String>,
     /// Seconds to follow the cluster after a fix until the stuck state clears.
-    #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECS", default_value_t = FOLLOW_BOUNDS.0.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub wait: u64,
     /// Milliseconds between reads while following.
-    #[arg(long, value_name = "MS", default_value_t = 5000, hide = true)]
+    #[arg(long, value_name = "MS", default_value_t = FOLLOW_BOUNDS.1.as_millis() as u64, hide = true)]
     pub poll_ms: u64,
 }
 
@@ -62,8 +65,8 @@ pub struct ScaleArgs {
     #[command(flatten)]
     pub gate: GateArgs,
     /// Which Machines: the TalosControlPlane's (controlplane) or a MachineDeployment's (worker).
-    #[arg(long, value_parser = parse_machine_role)]
-    pub role: crate::capi::MachineRole,
+    #[arg(long, value_parser = parse_role(MachineRole::Controlplane, MachineRole::Worker))]
+    pub role: MachineRole,
     /// The new spec.replicas.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub replicas: u32,
@@ -71,19 +74,9 @@ pub struct ScaleArgs {
     #[arg(long, value_name = "NAME")]
     pub deployment: Option<String>,
     /// Seconds the Machines may take to be created and Ready (or deleted).
-    #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECS", default_value_t = ScaleOptions::DEFAULT.timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
     /// Milliseconds between looks at the Machines and etcd.
-    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    #[arg(long, value_name = "MS", default_value_t = ScaleOptions::DEFAULT.poll.as_millis() as u64, hide = true)]
     pub poll_ms: u64,
-}
-
-fn parse_machine_role(text: &str) -> Result<crate::capi::MachineRole, String> {
-    match text {
-        "controlplane" | "control-plane" => Ok(crate::capi::MachineRole::Controlplane),
-        "worker" => Ok(crate::capi::MachineRole::Worker),
-        _ => Err(format!(
-            "{text:?} is not a role; use controlplane or worker"
-        )),
-    }
 }

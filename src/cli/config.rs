@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{GateArgs, ReadArgs, SourceArgs};
+use super::{GateArgs, ReadArgs, SourceArgs, parse_role};
+use crate::fleet::NodeRole;
 
 /// `taloscope config`: the machine configuration the nodes run.
 #[derive(Args, Debug, Clone)]
@@ -64,8 +65,8 @@ pub struct ConfigPatchArgs {
     #[arg(long = "patch", value_name = "FILE", required = true)]
     pub patches: Vec<String>,
     /// Only the nodes of this role.
-    #[arg(long, value_parser = parse_node_role)]
-    pub role: Option<crate::fleet::NodeRole>,
+    #[arg(long, value_parser = parse_role(NodeRole::Controlplane, NodeRole::Worker))]
+    pub role: Option<NodeRole>,
     /// Only these nodes (names or addresses, comma-separated).
     #[arg(long, value_name = "NODE,...", value_delimiter = ',')]
     pub nodes: Vec<String>,
@@ -82,16 +83,6 @@ pub struct ConfigPatchArgs {
     pub poll_ms: u64,
     #[command(flatten)]
     pub gate: GateArgs,
-}
-
-fn parse_node_role(text: &str) -> Result<crate::fleet::NodeRole, String> {
-    match text {
-        "controlplane" => Ok(crate::fleet::NodeRole::Controlplane),
-        "worker" => Ok(crate::fleet::NodeRole::Worker),
-        _ => Err(format!(
-            "{text:?} is not a role; use controlplane or worker"
-        )),
-    }
 }
 
 /// `90s`, `2m`, `1m30s`, `1h` or plain seconds, from one second to a day.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::GateArgs;
-use crate::cluster_lifecycle::Delivery;
+use crate::cluster_lifecycle::{DELETE_BOUNDS, Delivery};
 
 /// `taloscope create`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
@@ -74,6 +74,6 @@ pub struct DeleteArgs {
     #[arg(long, value_name = "VM_ID,...", value_delimiter = ',')]
     pub adopt: Vec<u64>,
     /// Seconds the VMs may take to be gone.
-    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECS", default_value_t = DELETE_BOUNDS.1.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }

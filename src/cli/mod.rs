@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+use crate::config::MachineRole;
 use crate::discovery::SourceOverrides;
 use crate::tui::ColorMode;
 
@@ -365,8 +366,8 @@ pub struct ProvisionArgs {
     #[command(flatten)]
     pub gate: GateArgs,
     /// Role of the new nodes.
-    #[arg(long, value_parser = parse_role, required_unless_present = "terminate")]
-    pub role: Option<crate::config::MachineRole>,
+    #[arg(long, value_parser = parse_role(MachineRole::Controlplane, MachineRole::Worker), required_unless_present = "terminate")]
+    pub role: Option<MachineRole>,
     /// How many new nodes.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::provision::MAX_COUNT as u64))]
     pub count: u64,
@@ -385,9 +386,20 @@ pub struct ProvisionArgs {
     pub timeout: u64,
 }
 
-fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {
-    crate::config::MachineRole::parse(text)
-        .ok_or_else(|| format!("{text:?} is not a role; use worker or controlplane"))
+/// The one parser of `--role` (`provision`, `scale`, `config patch`): `controlplane` (or
+/// `control-plane`, as Kubernetes labels it) or `worker`, as the role type the command takes,
+/// given by its two values.
+fn parse_role<R: Copy + Send + Sync + 'static>(
+    controlplane: R,
+    worker: R,
+) -> impl Fn(&str) -> Result<R, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text {
+        "controlplane" | "control-plane" => Ok(controlplane),
+        "worker" => Ok(worker),
+        _ => Err(format!(
+            "{text:?} is not a role; use controlplane or worker"
+        )),
+    }
 }
 
 /// An installer image, refused here unless it is an image reference at all.

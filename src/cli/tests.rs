@@ -110,3 +110,41 @@ fn every_mutating_command_takes_the_gates_flags() {
     ]);
     assert!(reboot.is_ok(), "{reboot:?}");
 }
+
+#[test]
+fn every_role_flag_reads_the_same_words() {
+    let role = |args: &[&str]| Cli::try_parse_args(args).map(|cli| cli.command);
+    let provision = ["taloscope", "provision", "--plan", "--role"];
+    let Ok(Some(Command::Provision(p))) = role(&[&provision[..], &["control-plane"]].concat())
+    else {
+        panic!("provision --role control-plane")
+    };
+    assert_eq!(p.role, Some(crate::config::MachineRole::Controlplane));
+    let scale = ["taloscope", "scale", "--replicas", "2", "--role"];
+    let Ok(Some(Command::Scale(s))) = role(&[&scale[..], &["worker"]].concat()) else {
+        panic!("scale --role worker")
+    };
+    assert_eq!(s.role, crate::capi::MachineRole::Worker);
+    let patch = [
+        "taloscope",
+        "config",
+        "patch",
+        "--patch",
+        "p.yaml",
+        "--role",
+    ];
+    let Ok(Some(Command::Config(ConfigArgs {
+        verb: ConfigVerb::Patch(c),
+    }))) = role(&[&patch[..], &["controlplane"]].concat())
+    else {
+        panic!("config patch --role controlplane")
+    };
+    assert_eq!(c.role, Some(crate::fleet::NodeRole::Controlplane));
+    let wrong = role(&[&scale[..], &["master"]].concat()).expect_err("not a role");
+    assert!(
+        wrong
+            .to_string()
+            .contains("\"master\" is not a role; use controlplane or worker"),
+        "{wrong}"
+    );
+}

@@ -2,6 +2,7 @@
 //! OneFlow service, the contexts, the journals) and the world it goes through, behind
 //! [`DeleteSteps`] so the order `operation::delete` runs it in is tested with a fake.
 use std::path::Path;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 
@@ -13,6 +14,10 @@ use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
 use crate::cluster_config::{
     ContextFiles, ContextsError, ContextsWritten, MergedEntries, remove_contexts, remove_merged,
 };
+
+/// How often a delete looks at the VMs, and how long they may take to be gone: `taloscope
+/// delete`'s defaults and the console's.
+pub const DELETE_BOUNDS: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(600));
 
 /// What the delete plan is made from, gathered by the caller.
 #[derive(Debug, Clone, Default)]

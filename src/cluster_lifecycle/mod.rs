@@ -20,7 +20,9 @@ pub use create_setup::{
     PlannedCreate, SetupError, UnfinishedCreate, context_names, create_runner,
     offered_talos_releases, plan_with_guards, provider_named, unfinished_creates,
 };
-pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, remove_bundle};
+pub use delete::{
+    DELETE_BOUNDS, DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, remove_bundle,
+};
 pub use delete_setup::{DeleteSources, PreparedDelete, delete_provider, prepare_delete};
 pub use fingerprints::{
     FINGERPRINT_SHOWN_AT, PIN_FINGERPRINTS_ACK, given_fingerprints, headless_fingerprints,

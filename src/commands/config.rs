@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, write_stdout};
-use super::session::{node_named, read_cluster};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, usage, write_stdout};
+use super::session::read_cluster;
 use crate::approval::AuditLog;
 use crate::cli::{ConfigOutput, ConfigShowArgs, GlobalArgs, ReadArgs};
 use crate::fleet::{NodeRole, NodeStatus};
@@ -30,12 +30,12 @@ struct OfCluster<T> {
 pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
     let (chosen, config) = read_cluster(global, async |_, observer| {
         let status = observer.status().await;
-        let (name, address) = match node_named(&status, &args.node) {
+        let (name, address) = match status.node_named(&args.node) {
             Ok(n) => (n.name.clone(), n.address.clone()),
             Err(_) if args.node.parse::<std::net::IpAddr>().is_ok() => {
                 (args.node.clone(), args.node.clone())
             }
-            Err(stop) => return Err(stop),
+            Err(why) => return Err(usage(why)),
         };
         read_node_config(&observer.talos, &name, &address, args.reveal)
             .await

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
-    DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
+    DELETE_BOUNDS, DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
 use crate::operation::delete::ClusterDelete;
 
@@ -53,7 +53,7 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<Exi
     let provider =
         provider.ok_or_else(|| usage(format!("{name}: no provider to delete through")))?;
     let world = ProviderDelete { provider, files };
-    let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
+    let bounds = (DELETE_BOUNDS.0, Duration::from_secs(args.timeout));
     let mut operation = ClusterDelete::new(plan, world, bounds);
     let output = args.gate.output;
     let printer = progress_printer(output, Some("note"));

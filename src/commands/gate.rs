@@ -13,31 +13,6 @@ use crate::guards::Guard;
 use crate::operation::{CancelSignal, Events, Operation, Runner};
 use crate::paths::Paths;
 
-/// Asks the dispatcher for `action`, answering its confirmation with
-/// `--confirm`: refused in read-only mode, a usage error when the typed name
-/// is not the cluster's.
-fn approve(
-    dispatcher: &Dispatcher,
-    action: MutatingAction,
-    confirm: Option<&str>,
-) -> Result<ApprovedAction, Stop> {
-    let (what, name) = (action.confirm_noun(), action.confirm_name().to_string());
-    let pending = match dispatcher.request(action) {
-        Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
-        Gate::Confirm(p) => p,
-    };
-    let answer = match confirm {
-        Some(typed) => Answer::Typed(typed.to_string()),
-        None => Answer::Cancel,
-    };
-    match dispatcher.answer(pending, answer) {
-        Verdict::Proceed(approved) => Ok(approved),
-        Verdict::Cancelled(why) => Err(usage(format!(
-            "{why}; --confirm must be the {what} name {name:?}"
-        ))),
-    }
-}
-
 /// Says, on stderr, each node or etcd action a run now gone left unfinished (and what it left
 /// behind, e.g. a node still cordoned), recorded in the audit log as interrupted: once, at the
 /// next command that may act on clusters.
@@ -167,15 +142,32 @@ impl<'a> CommandGate<'a> {
 
     /// The dispatcher's approval of `action`, the interrupted actions of earlier runs said
     /// first: what [`CommandGate::pass`] asks once the plan may run, and what a resumed run
-    /// (whose plan is its journal's) asks alone.
+    /// (whose plan is its journal's) asks alone. Its confirmation is answered with
+    /// `--confirm`: refused in read-only mode, a usage error when the typed name is not the
+    /// cluster's (or the node's).
     pub fn confirm(&self, action: MutatingAction) -> Result<ApprovedAction, Stop> {
         report_interrupted(&self.dispatcher, self.paths);
-        approve(&self.dispatcher, action, self.flags.confirm.as_deref())
+        let (what, name) = (action.confirm_noun(), action.confirm_name().to_string());
+        let pending = match self.dispatcher.request(action) {
+            Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
+            Gate::Confirm(p) => p,
+        };
+        let answer = match &self.flags.confirm {
+            Some(typed) => Answer::Typed(typed.to_string()),
+            None => Answer::Cancel,
+        };
+        match self.dispatcher.answer(pending, answer) {
+            Verdict::Proceed(approved) => Ok(approved),
+            Verdict::Cancelled(why) => Err(usage(format!(
+                "{why}; --confirm must be the {what} name {name:?}"
+            ))),
+        }
     }
 
     /// Runs the approved `operation` through the one runner, cancelled by SIGINT/SIGTERM after
-    /// the step under way; `events` hears its progress. The runner keeps the journal and
-    /// audits how it ended.
+    /// the step under way (the gate's signal rule), saying what it leaves; `events` hears its
+    /// progress. The runner keeps the journal and audits how it ended: a run a second signal
+    /// ended at once is reported interrupted by its journal on the next start.
     pub fn run<O: Operation>(
         &self,
         runtime: &tokio::runtime::Runtime,
@@ -183,7 +175,11 @@ impl<'a> CommandGate<'a> {
         operation: &mut O,
         events: Events<'_>,
     ) -> Result<String, String> {
-        let runner = self.runner(approved, cancel_on_signals(runtime), events);
+        let (set, cancel) = CancelSignal::new();
+        on_signals(runtime, move || {
+            set.send_replace(true);
+        });
+        let runner = self.runner(approved, cancel, events);
         runtime.block_on(crate::operation::run(operation, runner))
     }
 
@@ -244,17 +240,6 @@ impl<'a> CommandGate<'a> {
             events,
         }
     }
-}
-
-/// The cancel of an approved headless run: the first SIGINT or SIGTERM sets it, and the run
-/// stops after the step under way, saying what it leaves; a second one ends the process at
-/// once (exit 130), and the run's journal reports it interrupted on the next start.
-fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
-    let (set, cancel) = CancelSignal::new();
-    on_signals(runtime, move || {
-        set.send_replace(true);
-    });
-    cancel
 }
 
 /// The signal rule of every approved headless run: the first SIGINT or SIGTERM calls `stop`,

@@ -24,33 +24,29 @@ pub(super) fn run(
     output: OutputFormat,
     timeout: Duration,
 ) -> Result<ExitCode, Stop> {
+    // A table is printed live, each check as it passes.
+    let live = output == OutputFormat::Table;
     let (chosen, (list, server)) = read_cluster(global, async |_, observer| {
         let status = observer.status().await;
         let asked = route(&status).map_err(|why| Stop(EXIT_BLOCKED, why))?;
         let mut list = HealthChecklist::new(&status);
-        let live = output == OutputFormat::Table;
+        let asking = match &asked {
+            CheckPath::Server(node) => format!("asking {} ({}): ", node.name, node.address),
+            CheckPath::ClientSide { .. } => String::new(),
+        };
+        if live {
+            write_stdout(&format!("{asking}{}\n", asked.why()))?;
+        }
         match &asked {
             CheckPath::Server(node) => {
-                if live {
-                    write_stdout(&format!(
-                        "asking {} ({}): {}\n",
-                        node.name,
-                        node.address,
-                        asked.why()
-                    ))?;
-                }
                 follow_checks(&observer.talos, &node.address, timeout, &mut list, live).await?;
             }
             CheckPath::ClientSide { .. } => {
-                if live {
-                    write_stdout(&format!("{}\n", asked.why()))?;
-                }
                 watch_client_side(&observer, status, timeout, &mut list, live).await?;
             }
         }
         Ok::<_, Stop>((list, matches!(asked, CheckPath::Server(_))))
     })?;
-    let table = output == OutputFormat::Table;
     match output {
         OutputFormat::Json => {
             write_stdout(&json(&list)?)?;
@@ -69,7 +65,7 @@ pub(super) fn run(
     }
     // The table printed the failing check's error just above: the verdict names the check.
     let why = match list.first_failure() {
-        Some(c) if table => format!("{} failed (its error above)", c.name),
+        Some(c) if live => format!("{} failed (its error above)", c.name),
         _ => list.failure(),
     };
     Err(Stop(

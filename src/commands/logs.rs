@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, usage, write_while_read};
-use super::session::{node_named, read_cluster};
+use super::session::read_cluster;
 use crate::cli::{GlobalArgs, LogsArgs, NodeLogArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
 
@@ -55,7 +55,8 @@ fn run(
         // An address as given; a name through the cluster's status (the model `status` shows).
         let address = match request.node.parse::<std::net::IpAddr>() {
             Ok(_) => request.node.to_string(),
-            Err(_) => node_named(&observer.status().await, request.node)?
+            Err(_) => (observer.status().await.node_named(request.node))
+                .map_err(usage)?
                 .address
                 .clone(),
         };

@@ -97,7 +97,8 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Upgrade(args)) => gated(upgrade::run(&global, &args), &args.rollout.gate),
         Some(Command::UpgradeK8s(args)) => {
-            gated(upgrade::rollout::run(&global, &args), &args.rollout.gate)
+            let run = upgrade::rollout::run(&global, &args.to, &args.rollout, &args);
+            gated(run, &args.rollout.gate)
         }
         Some(Command::Etcd(args)) => gated(etcd::run(&global, &args), &args.gate),
         Some(Command::Provision(args)) => gated(provision::run(&global, &args), &args.gate),

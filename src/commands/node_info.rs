@@ -4,15 +4,17 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::exit::usage;
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
-use super::session::{node_named, read_cluster};
+use super::session::read_cluster;
 use crate::cli::{GlobalArgs, NodeInfoArgs};
 use crate::node_resources::text::{self, bytes};
 use crate::node_resources::{NodeResources, read_node};
 
 pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
     let (_, document) = read_cluster(global, async |_, observer| {
-        let id = node_named(&observer.status().await, &args.node)?.identity();
+        let status = observer.status().await;
+        let id = status.node_named(&args.node).map_err(usage)?.identity();
         let span = Duration::from_millis(args.sample_ms);
         read_node(&observer.talos, observer.kube.as_ref(), &id, span)
             .await

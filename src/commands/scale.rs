@@ -78,7 +78,7 @@ async fn scale(
     let options = ScaleOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
         timeout: Duration::from_secs(args.timeout),
-        lease_duration: Duration::from_secs(60),
+        ..ScaleOptions::DEFAULT
     };
     let output = args.gate.output;
     let (tx, rx) = mpsc::channel(64);

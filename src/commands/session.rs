@@ -9,7 +9,7 @@ use super::exit::{Stop, usage};
 use crate::cli::{GateArgs, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
-use crate::fleet::{ClusterStatus, NodeStatus};
+use crate::fleet::ClusterStatus;
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::upgrade::observe::ClusterObserver;
@@ -122,15 +122,6 @@ pub(super) fn read_cluster<T>(
         read(&chosen, observer).await
     })?;
     Ok((chosen, read))
-}
-
-/// The node `--node` names (its name or address) in the cluster's status, with an address to
-/// call; else a usage error listing the cluster's nodes.
-pub(super) fn node_named<'s>(
-    status: &'s ClusterStatus,
-    wanted: &str,
-) -> Result<&'s NodeStatus, Stop> {
-    status.node_named(wanted).map_err(usage)
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {

@@ -19,7 +19,7 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable::{self, table, yes_no};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_report};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_report, usage};
 
 pub(super) fn run(
     global: &GlobalArgs,
@@ -121,10 +121,8 @@ fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, S
                 .cloned()
                 .collect();
             if with_talos.is_empty() {
-                return Err(Stop(
-                    EXIT_USAGE,
-                    "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
-                        .into(),
+                return Err(usage(
+                    "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG",
                 ));
             }
             Ok(with_talos)

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, print_report};
-use super::session::{node_named, read_cluster};
+use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
+use super::session::read_cluster;
 use crate::cli::{GlobalArgs, TopArgs};
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_resources::text::{self, percent};
@@ -54,7 +54,7 @@ pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop>
             };
             return print_report(args.read.output, &report, nodes_table);
         };
-        let id = node_named(&status, wanted)?.identity();
+        let id = status.node_named(wanted).map_err(usage)?.identity();
         let processes = read_processes(&observer.talos, &id, span, key)
             .await
             .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;

@@ -76,16 +76,12 @@ fn teller<E: Send + 'static>(
 }
 
 /// How long the console follows a CAPI fix until its finding clears, and how often it reads.
-const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
+const CAPI_FOLLOW: (Duration, Duration) = crate::capi_doctor::FOLLOW_BOUNDS;
 /// `taloscope delete`'s defaults: how often the run looks at the VMs, and how long they may
 /// take to be gone.
-const DELETE_BOUNDS: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(600));
+const DELETE_BOUNDS: (Duration, Duration) = crate::cluster_lifecycle::DELETE_BOUNDS;
 /// `taloscope scale`'s defaults: a poll every 2 s, 20 minutes in all, a 60 s Lease.
-const SCALE_OPTIONS: ScaleOptions = ScaleOptions {
-    poll: Duration::from_secs(2),
-    timeout: Duration::from_secs(1200),
-    lease_duration: Duration::from_secs(60),
-};
+const SCALE_OPTIONS: ScaleOptions = ScaleOptions::DEFAULT;
 /// How often a provision's runner looks at its VMs.
 const PROVISION_POLL: Duration = Duration::from_secs(1);
 const NO_KUBECONFIG: &str = "no kubeconfig was read: the management cluster cannot be reached";

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::rollout::HeadlessUpgrade;
 use crate::capi::CapiOwner;
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::{PlanText, steps_table};
@@ -29,12 +29,12 @@ use crate::versions::Version;
 /// Runs `command` the CAPI way on the chosen cluster `owner` owns.
 pub(super) fn run<C: HeadlessUpgrade>(
     global: &GlobalArgs,
+    flags: &RolloutArgs,
     command: &C,
     owner: CapiOwner,
     (chosen, connected): (Chosen, Connected),
     target: Version,
 ) -> Result<ExitCode, Stop> {
-    let flags = command.flags();
     let gate = &flags.gate;
     let Connected {
         runtime, observer, ..

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::rollout::HeadlessUpgrade;
-use crate::cli::{RolloutArgs, UpgradeK8sArgs};
+use crate::cli::UpgradeK8sArgs;
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::fleet::ClusterStatus;
@@ -71,14 +71,6 @@ impl PlanText for &KubernetesUpgradePlan {
 
 impl HeadlessUpgrade for UpgradeK8sArgs {
     type Kind = Kubernetes;
-
-    fn to(&self) -> &str {
-        &self.to
-    }
-
-    fn flags(&self) -> &RolloutArgs {
-        &self.rollout
-    }
 
     fn options(&self) -> RunOptions {
         RunOptions {

@@ -17,15 +17,15 @@ pub(super) mod rollout;
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect};
-use crate::cli::{GlobalArgs, RolloutArgs, UpgradeArgs};
+use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::printable::yes_no;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
-    Guard, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress,
-    RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
+    Guard, PlanError, ReleaseLookup, ReleasesOrigin, RolloutInProgress, RunOptions, TalosOs,
+    UpgradeOptions, UpgradePlan, plan_guards, unknown_target,
 };
 use crate::versions::{OfferedRelease, TalosVersion, Version};
 use rollout::HeadlessUpgrade;
@@ -41,7 +41,8 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, S
     if args.to.is_empty() {
         return list_offered(global, args, &lookup);
     }
-    rollout::run(global, &TalosUpgrade { args, lookup })
+    let talos = TalosUpgrade { args, lookup };
+    rollout::run(global, &args.to, &args.rollout, &talos)
 }
 
 /// Where the releases are learned for the cluster `--context` names (the console's plan
@@ -130,14 +131,6 @@ struct TalosUpgrade<'a> {
 impl HeadlessUpgrade for TalosUpgrade<'_> {
     type Kind = TalosOs;
 
-    fn to(&self) -> &str {
-        &self.args.to
-    }
-
-    fn flags(&self) -> &RolloutArgs {
-        &self.args.rollout
-    }
-
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
         let learned = self.lookup.learn().await;
         unknown_target(status, target, self.args.allow_downgrade, &learned).map_err(usage)
@@ -157,8 +150,23 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         _: &ClusterObserver,
         target: Version,
     ) -> Result<UpgradePlan, Stop> {
-        let learned = self.lookup.learn().await;
-        make_plan(self.args, status, target, &learned)
+        let (args, learned) = (self.args, self.lookup.learn().await);
+        let options = UpgradeOptions {
+            stage: args.stage,
+            preserve: args.preserve,
+            max_parallel: args.max_parallel,
+            allow_downgrade: args.allow_downgrade,
+            ..UpgradeOptions::default()
+        };
+        let among = UpgradePlan::among(status, target, options, &learned);
+        let mut plan = among.map_err(|e| match e {
+            PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
+            other => usage(other.to_string()),
+        })?;
+        if let Some(image) = &args.image {
+            plan.set_image(image).map_err(|e| usage(e.to_string()))?;
+        }
+        Ok(plan)
     }
 
     async fn guards(
@@ -175,29 +183,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         let notes = plan.option_notes();
         TalosPlanText { plan, notes }
     }
-}
-
-fn make_plan(
-    args: &UpgradeArgs,
-    status: &ClusterStatus,
-    target: Version,
-    learned: &LearnedReleases,
-) -> Result<UpgradePlan, Stop> {
-    let options = UpgradeOptions {
-        stage: args.stage,
-        preserve: args.preserve,
-        max_parallel: args.max_parallel,
-        allow_downgrade: args.allow_downgrade,
-        ..UpgradeOptions::default()
-    };
-    let mut plan = UpgradePlan::among(status, target, options, learned).map_err(|e| match e {
-        PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
-        other => usage(other.to_string()),
-    })?;
-    if let Some(image) = &args.image {
-        plan.set_image(image).map_err(|e| usage(e.to_string()))?;
-    }
-    Ok(plan)
 }
 
 /// The Talos upgrade's part of its plan report: the plan's fields (the `upgrade --plan

@@ -31,15 +31,11 @@ use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RolloutInProgress, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
-/// What one headless upgrade command brings to the body they share: its words, its flags and
-/// run options, its plan, its guards and its report.
+/// What one headless upgrade command brings to the body they share beside its flags: its run
+/// options, its plan, its guards and its report.
 pub(in crate::commands) trait HeadlessUpgrade {
     type Kind: UpgradeKind;
 
-    /// The target `--to` names.
-    fn to(&self) -> &str;
-    /// The files, the gate's flags and the rollout's.
-    fn flags(&self) -> &RolloutArgs;
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
@@ -66,12 +62,14 @@ pub(in crate::commands) trait HeadlessUpgrade {
     fn report<'a>(&self, plan: &'a <Self::Kind as UpgradeKind>::Plan) -> impl PlanText + 'a;
 }
 
-/// Runs one headless upgrade command to its exit code.
+/// Runs one headless upgrade command to its exit code: the target `--to` names, the files,
+/// the gate's flags and the rollout's (`flags`).
 pub(in crate::commands) fn run<C: HeadlessUpgrade>(
     global: &GlobalArgs,
+    to: &str,
+    flags: &RolloutArgs,
     command: &C,
 ) -> Result<ExitCode, Stop> {
-    let (to, flags) = (command.to(), command.flags());
     let target = Version::parse(to).map_err(|e| usage(format!("--to {to:?}: {e}")))?;
     check_gate(&flags.gate, "cluster")?;
     let chosen = choose(global)?;
@@ -89,12 +87,12 @@ pub(in crate::commands) fn run<C: HeadlessUpgrade>(
         .block_on(command.check_target(&connected.status, &target))?;
     match connected.runtime.block_on(chosen.capi_owner()) {
         Some(owner) if !flags.in_place => {
-            super::capi::run(global, command, owner, (chosen, connected), target)
+            super::capi::run(global, flags, command, owner, (chosen, connected), target)
         }
         owner => {
             let capi_guard = capi_owned(owner.as_ref(), C::Kind::IN_PLACE);
             let connected = (chosen, connected, journal);
-            run_connected(global, command, connected, target, capi_guard)
+            run_connected(global, flags, command, connected, target, capi_guard)
         }
     }
 }
@@ -112,12 +110,12 @@ fn unfinished_journal(chosen: &Chosen) -> Result<Option<RolloutJournal>, Stop> {
 /// `extra` is a guard the command adds (the CAPI refusal).
 fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
+    flags: &RolloutArgs,
     command: &C,
     (chosen, connected, journal): (Chosen, Connected, Option<RolloutJournal>),
     target: Version,
     extra: Option<Guard>,
 ) -> Result<ExitCode, Stop> {
-    let flags = command.flags();
     let Connected {
         runtime,
         observer,
