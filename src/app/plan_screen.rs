@@ -66,6 +66,10 @@ pub trait PlanSubject: Debug + Clone {
     /// It has a list of its own beside its guards (steps, phases, a request's fields), which
     /// has the move keys and `?` while the holder's `on_guards` does not say the guards have.
     const OWN_LIST: bool = false;
+    /// Whether this plan has that list (a kind where only some plans have one says which).
+    fn has_list(&self) -> bool {
+        Self::OWN_LIST
+    }
     /// Its plan shows apart from its own list (a wizard's, from its request): it is approved
     /// only while it shows (`on_guards`), and Tab does not switch.
     const APART: bool = false;
@@ -141,7 +145,7 @@ impl<K: PlanSubject> PlanHolder<K> {
 
     /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
     pub fn guards_focused(&self) -> bool {
-        !K::OWN_LIST || self.on_guards
+        !self.plan.has_list() || self.on_guards
     }
 
     /// The acknowledgement still to type (`a` opens the field for it).
