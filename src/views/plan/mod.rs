@@ -249,7 +249,10 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
         lines.extend(key_lines(K::own_keys(self), self));
         if !K::before_plan(self) {
-            let ack = self.plan.as_ref().is_some_and(|p| p.ack_prompt().is_some());
+            let ack = self
+                .plan
+                .as_ref()
+                .is_some_and(|p| p.guards.ack_prompt().is_some());
             lines.extend(key_lines(GATE, &ack));
         }
         if K::moves(self) {

@@ -21,7 +21,7 @@ use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
+    KubeGuardInput, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
     chosen_kubernetes_target, kubernetes_plan_guards,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, explain};
@@ -104,7 +104,6 @@ fn count_key(plan: &KubernetesUpgradePlan) -> (String, String) {
 
 impl PlanKind for Kubernetes {
     type Settings = KubeSettings;
-    type Step = KubeStep;
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -145,14 +144,6 @@ impl PlanKind for Kubernetes {
             plan.removed_apis = counts.clone();
         }
         plan
-    }
-
-    fn steps(plan: &KubernetesUpgradePlan) -> &[KubeStep] {
-        &plan.steps
-    }
-
-    fn step_key(index: usize, _: &KubeStep) -> String {
-        index.to_string()
     }
 
     fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
@@ -251,7 +242,6 @@ impl PlanKind for Kubernetes {
         true
     }
 
-    const NOT_OPEN: &'static str = "No Kubernetes upgrade plan open: U on a cluster plans one.";
     const NO_STEPS: &'static str = "No steps.";
     const STEP_COLUMNS: &'static [Column] = &[
         col("#", Width::Content),
@@ -343,6 +333,6 @@ impl PlanKind for Kubernetes {
 
     fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
         let guards = screen.guards.shown.len();
-        guards_keep_half(area, summary_lines, screen.steps().len(), guards)
+        guards_keep_half(area, summary_lines, screen.step_keys().len(), guards)
     }
 }

@@ -122,11 +122,11 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
     }
 
     fn list(&self) -> (usize, usize) {
-        (self.step_index(), self.steps().len())
+        (self.step_index(), self.step_keys().len())
     }
 
     fn select(&mut self, at: usize) {
-        self.step = self.steps().get(at).map(|s| K::step_key(at, s));
+        self.step = self.step_keys().get(at).cloned();
     }
 
     fn explain(&self) -> Option<(String, String)> {
@@ -152,7 +152,9 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
         shared: &Shared,
         look: &Look,
     ) {
-        view::render::<K>(module.plan.as_ref(), shared.readonly, look, area, buf);
+        if let Some(plan) = module.plan.as_ref() {
+            view::render::<K>(plan, shared.readonly, look, area, buf);
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::fleet::ClusterStatus;
 use crate::tui::Role;
 use crate::upgrade::{
-    Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
+    Direction, Guard, LearnedReleases, RolloutInProgress, StepState, TalosOs, UpgradeApi,
     UpgradeOptions, UpgradePlan, chosen_talos_target, explain, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
@@ -72,7 +72,6 @@ impl RolloutPlan<TalosOs> {
 
 impl PlanKind for TalosOs {
     type Settings = TalosSettings;
-    type Step = PlanStep;
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -114,14 +113,6 @@ impl PlanKind for TalosOs {
                 .retain(|edit| apply_edit(&mut plan, edit).is_ok());
             Ok(plan)
         })
-    }
-
-    fn steps(plan: &UpgradePlan) -> &[PlanStep] {
-        &plan.steps
-    }
-
-    fn step_key(_: usize, step: &PlanStep) -> String {
-        step.node.clone()
     }
 
     fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
@@ -255,7 +246,6 @@ impl PlanKind for TalosOs {
         }
     }
 
-    const NOT_OPEN: &'static str = "No upgrade plan open: u on a cluster plans one.";
     const NO_STEPS: &'static str = "No nodes.";
     const STEP_COLUMNS: &'static [Column] = &[
         col("NODE", Width::Fill(1)),
@@ -359,7 +349,7 @@ impl PlanKind for TalosOs {
     }
 
     fn layout(screen: &PlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
-        let steps = screen.steps().len() as u16;
+        let steps = screen.step_keys().len() as u16;
         let summary_height = (summary_lines as u16).min(4);
         area.layout(&Layout::vertical([
             Constraint::Length(summary_height),
@@ -403,7 +393,8 @@ fn edited(plan: &mut PlanScreen, edit: Option<PlanEdit>, shared: &Shared) -> Ste
 /// `x`: the selected node left out, or included again; a node already on the target is
 /// skipped either way.
 fn toggled(plan: &mut PlanScreen, shared: &Shared) -> Step {
-    let Some(step) = plan.steps().get(plan.step_index()).cloned() else {
+    let made = plan.made.as_ref().ok();
+    let Some(step) = made.and_then(|p| p.steps.get(plan.step_index())).cloned() else {
         return Step::default();
     };
     let edit = match step.state {
