@@ -146,11 +146,6 @@ impl PlanKind for Kubernetes {
         plan
     }
 
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
-        let previous = previous.and_then(|p| p.parse::<usize>().ok()).unwrap_or(0);
-        Some(previous.min(keys.len().saturating_sub(1)).to_string())
-    }
-
     fn guards(
         rollout: &RolloutPlan<Kubernetes>,
         plan: &KubernetesUpgradePlan,

@@ -44,8 +44,6 @@ pub trait PlanKind:
         target: &Version,
         settings: &mut Self::Settings,
     ) -> Result<Self::Plan, String>;
-    /// The selection after a rebuild, given the one before.
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String>;
     /// Every guard of the plan over live status, as the console shows it (`acks`: those typed).
     fn guards(
         rollout: &RolloutPlan<Self>,
@@ -155,11 +153,14 @@ impl<K: PlanKind> RolloutPlan<K> {
         Ok(PlanHolder::new(&status.name, rollout))
     }
 
-    /// Makes the plan again from live status with the screen's settings.
+    /// Makes the plan again from live status with the screen's settings; the selected step
+    /// stays while it is still a row, else the row where it was (the last, if fewer) is.
     pub fn rebuild(&mut self, status: &ClusterStatus) {
+        let at = self.step_index();
         self.made = K::make_plan(status, &self.target, &mut self.settings);
         let keys = self.step_keys();
-        self.step = K::reselect(self.step.take(), &keys);
+        let kept = self.step.take().filter(|step| keys.contains(step));
+        self.step = kept.or_else(|| keys.get(at.min(keys.len().saturating_sub(1))).cloned());
     }
 
     /// The keys of the step table's rows, in order (none without a plan).

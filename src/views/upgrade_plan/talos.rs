@@ -115,10 +115,6 @@ impl PlanKind for TalosOs {
         })
     }
 
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
-        previous.or_else(|| keys.first().cloned())
-    }
-
     fn guards(
         _: &RolloutPlan<TalosOs>,
         plan: &UpgradePlan,
