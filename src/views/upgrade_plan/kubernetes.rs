@@ -10,6 +10,7 @@ use super::keys::{KUBERNETES, KubeKey, RolloutKey};
 use super::view::{labelled, target_line};
 use super::{
     KUBE_PLAN, PlanKind, RemovedApisCounted, RolloutPlan, RolloutPlanModule, RolloutPlanScreen,
+    rebuilt,
 };
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
@@ -204,15 +205,11 @@ impl PlanKind for Kubernetes {
         (wanted.map(|w| Effect::Screen(ScreenTask::new(KUBE_PLAN, w)))).collect()
     }
 
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: KubeKey, shared: &Shared) -> Step {
+    fn on_own_key(plan: &mut KubePlanScreen, key: KubeKey, shared: &Shared) -> Step {
         match key {
-            KubeKey::PrePull => {
-                if let Some(plan) = module.plan.as_mut() {
-                    plan.pre_pull = !plan.pre_pull;
-                }
-                module.rebuilt(shared)
-            }
+            KubeKey::PrePull => plan.pre_pull = !plan.pre_pull,
         }
+        rebuilt(plan, shared)
     }
 
     /// The count arrived: kept when it answers the plan on screen, whose guards read again.

@@ -81,11 +81,11 @@ pub trait PlanKind:
         Vec::new()
     }
     /// One of its own keys on the open plan.
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
+    fn on_own_key(plan: &mut RolloutPlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
     /// News from its IO task; whether it changed what the screen shows.
     fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool;
-    /// Enter on the field one of its own keys asked for.
-    fn on_input(_module: &mut RolloutPlanModule<Self>, _text: &str, _shared: &Shared) -> Step {
+    /// Enter on the field one of its own keys asked for, on the open plan.
+    fn on_input(_plan: &mut RolloutPlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
         Step::default()
     }
 

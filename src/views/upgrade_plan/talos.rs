@@ -15,6 +15,7 @@ use super::keys::{RolloutKey, TALOS, TalosKey};
 use super::view::{label, labelled, target_line};
 use super::{
     PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
+    rebuilt,
 };
 use crate::app::binding::Binding;
 use crate::app::message::Message;
@@ -150,10 +151,7 @@ impl PlanKind for TalosOs {
         known.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"))
     }
 
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: TalosKey, shared: &Shared) -> Step {
-        let Some(plan) = module.plan.as_mut() else {
-            return Step::close();
-        };
+    fn on_own_key(plan: &mut PlanScreen, key: TalosKey, shared: &Shared) -> Step {
         match key {
             TalosKey::EditImage => {
                 let text = match &plan.made {
@@ -190,7 +188,7 @@ impl PlanKind for TalosOs {
             }
             TalosKey::ToggleStep => return toggled(plan, shared),
         }
-        module.rebuilt(shared)
+        rebuilt(plan, shared)
     }
 
     /// The releases learned for a cluster: kept for its next plan; its open plan takes them,
@@ -220,17 +218,11 @@ impl PlanKind for TalosOs {
 
     /// Enter on the image field: a custom image, or the default again; one the plan refuses is
     /// said and dropped.
-    fn on_input(module: &mut RolloutPlanModule<Self>, text: &str, shared: &Shared) -> Step {
-        let Some(plan) = module.plan.as_mut() else {
-            return Step::default();
-        };
+    fn on_input(plan: &mut PlanScreen, text: &str, shared: &Shared) -> Step {
         let text = text.trim();
         let default = crate::upgrade::default_installer_image(&plan.target);
         plan.image = (text != default).then(|| text.to_string());
-        let step = module.rebuilt(shared);
-        let Some(plan) = module.plan.as_mut() else {
-            return step;
-        };
+        let step = rebuilt(plan, shared);
         let Err(e) = &plan.made else {
             return step;
         };
@@ -238,7 +230,7 @@ impl PlanKind for TalosOs {
         plan.image = None;
         Step {
             message: Some(refused),
-            ..module.rebuilt(shared)
+            ..rebuilt(plan, shared)
         }
     }
 
