@@ -30,7 +30,8 @@
 //!   form the create and provision wizards share in `form`, and the wizards on the one plan
 //!   screen (`wizard`: a `WizardKind` says only its fields, plan and panes); what the screens
 //!   of one node's reading (config, resources) hold alike in `node_read`. The screen modules (`actions`,
-//!   `capi`, `certs`, `config` and its patch wizard (`config-patch`, a plan screen of its own that
+//!   `capi`, `certs`, `cluster_plan`: the delete, CAPI scale and CAPI-way upgrade plans the console
+//!   reads, `config` and its patch wizard (`config-patch`, a plan screen of its own that
 //!   the config screen's `p` opens), `create`, `health`, `logs`, `progress`: the one progress screen of any
 //!   operation run here, `provision`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
 //!   generic over the kind) are whole screens in their folder: state, keys as data, pure
@@ -57,7 +58,7 @@
 //!   events, journals and keys as its news, `shell::show_progress` brings it on top);
 //!   the CAPI doctor's fixes as the action menu offers them (`actions`); `p` and `:provisions` (`update_provision`; the wizard is
 //!   `views::provision`); the CAPI-way upgrade plan that `u` / `U`
-//!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
+//!   open on a cluster Cluster API owns (on the `views::cluster_plan` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, drain, a service restart...;
 //!   each one's facts said once, by `approval::NodeOperation`): plans and guards; reuses

@@ -18,7 +18,9 @@ use taloscope::fleet::FleetEvent;
 use taloscope::kube::CapiVersion;
 use taloscope::operation::{OperationEvent, OperationKind, runner_events};
 use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
-use taloscope::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
+use taloscope::views::cluster_plan::{
+    self, Asked, ClusterPlanNews, ClusterPlanScreen, ClusterPlanTask, Planned,
+};
 use view_support::scenarios;
 use view_support::{all_renders, text_at};
 
@@ -80,12 +82,12 @@ fn opened() -> AppState {
     );
     assert_eq!(
         s.screen,
-        Screen::Module(capi_upgrade::NAME),
+        Screen::Module(cluster_plan::NAME),
         "{:?}",
         s.message
     );
     assert!(
-        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<CapiPlanRequest>().is_some()),
+        matches!(effects.as_slice(), [Effect::Screen(t)] if matches!(t.get::<ClusterPlanTask>(), Some(ClusterPlanTask { asked: Asked::Upgrade(_), .. }))),
         "{effects:?}"
     );
     s
@@ -94,8 +96,11 @@ fn opened() -> AppState {
 /// [`opened`], the plan read: made by `capi_plan` from the fixture's tree.
 fn planned() -> AppState {
     let mut s = opened();
-    let screen = s.screens.find::<CapiUpgradeScreen>().unwrap();
-    let request = screen.plan.as_ref().unwrap().plan.request.clone();
+    let screen = s.screens.find::<ClusterPlanScreen>().unwrap();
+    let asked = screen.plan.as_ref().unwrap().plan.asked.clone();
+    let Asked::Upgrade(request) = &asked else {
+        panic!("an upgrade: {asked:?}");
+    };
     let tree = tree();
     let plan = capi_plan(
         "healthy",
@@ -106,13 +111,14 @@ fn planned() -> AppState {
     )
     .expect("a plan");
     let status = s.fleet.cluster("healthy").unwrap().status.clone();
-    let read = CapiPlanRead {
-        request,
-        plan: Ok(plan),
-        facts: Ok((tree, status)),
-        vm_templates: None,
+    let read = ClusterPlanNews {
+        task: ClusterPlanTask {
+            cluster: "healthy".into(),
+            asked: asked.clone(),
+        },
+        read: Ok(Planned::Upgrade(plan, Ok((tree, status)), None)),
     };
-    let news = ScreenNews::new(capi_upgrade::NAME, read);
+    let news = ScreenNews::new(cluster_plan::NAME, read);
     update(&mut s, Action::Event(AppEvent::Screen(news)));
     s
 }
@@ -148,9 +154,15 @@ fn capi_upgrade_plan() {
 /// [`planned`], confirmed through the dispatcher and started: the progress screen.
 fn started() -> AppState {
     let mut s = planned();
-    let screen = s.screens.find::<CapiUpgradeScreen>().unwrap();
-    let read = screen.plan.as_ref().unwrap().plan.read.as_ref().unwrap();
-    let plan = read.plan.clone().unwrap();
+    let screen = s.screens.find::<ClusterPlanScreen>().unwrap();
+    let plan = screen
+        .plan
+        .as_ref()
+        .unwrap()
+        .plan
+        .upgrade()
+        .unwrap()
+        .clone();
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let Gate::Confirm(pending) = d.request(capi_action(&plan)) else {

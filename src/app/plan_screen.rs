@@ -66,6 +66,10 @@ pub trait PlanSubject: Debug + Clone {
     /// It has a list of its own beside its guards (steps, phases, a request's fields), which
     /// has the move keys and `?` while the holder's `on_guards` does not say the guards have.
     const OWN_LIST: bool = false;
+    /// Whether this plan has that list (a kind where only some plans have one says which).
+    fn has_list(&self) -> bool {
+        Self::OWN_LIST
+    }
     /// Its plan shows apart from its own list (a wizard's, from its request): it is approved
     /// only while it shows (`on_guards`), and Tab does not switch.
     const APART: bool = false;
@@ -134,31 +138,16 @@ impl<K: PlanSubject> PlanHolder<K> {
         self.plan.approval(&self.cluster).filter(|_| shown)
     }
 
-    /// Whether an approval the dispatcher gave is for this plan as it stands.
-    pub fn approves(&self, approved: &MutatingAction) -> bool {
-        self.approval().as_ref() == Some(approved)
-    }
-
     /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
     pub fn guards_focused(&self) -> bool {
-        !K::OWN_LIST || self.on_guards
-    }
-
-    /// The acknowledgement still to type (`a` opens the field for it).
-    pub fn missing_ack(&self) -> Option<&str> {
-        self.guards.missing_ack()
-    }
-
-    /// The acknowledgement the last line prompts for: only when it is the one thing left.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        self.guards.ack_prompt()
+        !self.plan.has_list() || self.on_guards
     }
 
     /// Why Start is refused (the failing guard named), or `None` when it is offered. The
     /// acknowledgement the last line prompts for comes before the guards' refusal: a guard
     /// that fails until it is acknowledged asks for it first.
     pub fn start_refused(&self) -> Option<String> {
-        let ack = self.ack_prompt();
+        let ack = self.guards.ack_prompt();
         (self.plan.unready())
             .or_else(|| ack.map(|needed| format!("type the acknowledgement first (a): {needed}")))
             .or_else(|| self.guards.refusal(&self.cluster))

@@ -349,7 +349,6 @@ mod tests {
                 "progress",
                 "actions",
                 "capi",
-                "capi-upgrade",
                 "certs",
                 "cluster-plan",
                 "config",

@@ -13,9 +13,9 @@ use crate::rollout::LeaseReading;
 use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::{InPlaceUpgrade, RolloutInProgress};
 
-/// The CAPI-way upgrade plan screen's name (`views::capi_upgrade`): opened with the product's
-/// word and the target named, if any.
-const CAPI_UPGRADE: &str = "capi-upgrade";
+/// The cluster plan screen's name (`views::cluster_plan`), the CAPI-way upgrade's: opened with
+/// `upgrade`, the product's word and the target named, if any.
+const CLUSTER_PLAN: &str = "cluster-plan";
 
 /// The in-place upgrade plan screens' names (`views::upgrade_plan`): opened with the target
 /// named, if any.
@@ -97,8 +97,8 @@ pub fn open_plan(
     // Cluster API owns it: the CAPI way, never in place.
     if state.fleet.capi.owner(&cluster).is_some() {
         let product = product_name(CapiProduct::of(upgrade)).to_string();
-        let words = std::iter::once(product).chain(target).collect();
-        return super::shell::open_with(state, CAPI_UPGRADE, words);
+        let words = ["upgrade".to_string(), product].into_iter().chain(target);
+        return super::shell::open_with(state, CLUSTER_PLAN, words.collect());
     }
     let screen = match upgrade {
         InPlaceUpgrade::TalosOs => TALOS_PLAN,

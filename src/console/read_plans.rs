@@ -1,9 +1,9 @@
-//! The plans the plan screens show, read off the UI thread with the functions the headless
-//! commands call, each within one bound: a cluster's delete (`prepare_delete`, as `taloscope
-//! delete`), a CAPI scale (`prepare_scale`, as `taloscope scale`; the connection to both sides
-//! of the cluster is shared with its run on the console's one runner, `run_operation`) and a
-//! CAPI-way upgrade (`read_capi_plan`, as `taloscope upgrade` / `upgrade-k8s` on a cluster
-//! Cluster API owns, with the provider's VM templates).
+//! The plans the cluster plan screen shows, read off the UI thread with the functions the
+//! headless commands call, each within one bound: a cluster's delete (`prepare_delete`, as
+//! `taloscope delete`), a CAPI scale (`prepare_scale`, as `taloscope scale`; the connection to
+//! both sides of the cluster is shared with its run on the console's one runner,
+//! `run_operation`) and a CAPI-way upgrade (`read_capi_plan`, as `taloscope upgrade` /
+//! `upgrade-k8s` on a cluster Cluster API owns, with the provider's VM templates).
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +19,9 @@ use crate::fleet::CollectOptions;
 use crate::provision::provider::provider_template_names;
 use crate::upgrade::RunOptions;
 use crate::upgrade::capi::{CapiPlanAsk, read_capi_plan};
-use crate::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest};
-use crate::views::cluster_plan::{Asked, ClusterPlanNews, ClusterPlanTask, NAME, Planned};
+use crate::views::cluster_plan::{
+    Asked, CapiPlanRequest, ClusterPlanNews, ClusterPlanTask, NAME, Planned,
+};
 
 /// Reading a plan: the create journal, the provider's VMs, the Cluster API tree, the
 /// machine templates, the workload cluster's etcd and status, the rollout Lease.
@@ -36,6 +37,7 @@ pub(super) fn cluster_plan(
     let read = match &task.asked {
         Asked::Delete => delete(console, cluster),
         Asked::Scale { request, .. } => scale(console, cluster, request.clone()),
+        Asked::Upgrade(request) => upgrade(console, request.clone()),
     };
     super::answer(app_tx, NAME, async move {
         let read = super::within(PLAN_BOUND, "the plan", read).await;
@@ -94,12 +96,8 @@ fn scale(console: &Console, cluster: String, request: ScaleRequest) -> Reading<P
     })
 }
 
-/// Reads the plan `request` asks for; it comes back as the CAPI-way plan screen's news.
-pub(super) fn capi_upgrade(
-    console: &Console,
-    request: CapiPlanRequest,
-    app_tx: &mpsc::Sender<AppEvent>,
-) {
+/// Reads the CAPI-way upgrade plan `request` asks for, with what its guards look at.
+fn upgrade(console: &Console, request: CapiPlanRequest) -> Reading<Planned> {
     let state = &console.state;
     let kubeconfig = state.provision.kubeconfig.clone();
     let cluster = super::cluster(state, &request.cluster);
@@ -107,31 +105,19 @@ pub(super) fn capi_upgrade(
     let connecting = super::connect(state, &request.cluster);
     let config = Arc::clone(&state.provision.config);
     let one_env = Arc::clone(&state.provision.one_env);
-    super::answer(app_tx, capi_upgrade::NAME, async move {
-        let read = async {
-            let cluster = cluster?;
-            let ask = CapiPlanAsk {
-                owner: &request.owner,
-                cluster: &request.cluster,
-                product: request.product,
-                target: (&request.version, &request.target),
-                machine_timeout_secs: RunOptions::default().node_timeout.as_secs(),
-            };
-            let kube = connecting.await.ok().and_then(|o| o.kube);
-            let templates = provider_template_names(&config, &cluster, &one_env);
-            let read = read_capi_plan(kubeconfig.as_ref(), ask, kube, templates).await;
-            read.map_err(|e| e.to_string())
+    Box::pin(async move {
+        let cluster = cluster?;
+        let ask = CapiPlanAsk {
+            owner: &request.owner,
+            cluster: &request.cluster,
+            product: request.product,
+            target: (&request.version, &request.target),
+            machine_timeout_secs: RunOptions::default().node_timeout.as_secs(),
         };
-        let read = super::within(PLAN_BOUND, "the plan", read).await;
-        let (plan, facts, vm_templates) = match read {
-            Ok(r) => (Ok(r.plan), r.facts, r.vm_templates),
-            Err(e) => (Err(e.clone()), Err(e), None),
-        };
-        CapiPlanRead {
-            request,
-            plan,
-            facts,
-            vm_templates,
-        }
-    });
+        let kube = connecting.await.ok().and_then(|o| o.kube);
+        let templates = provider_template_names(&config, &cluster, &one_env);
+        let read = read_capi_plan(kubeconfig.as_ref(), ask, kube, templates).await;
+        let read = read.map_err(|e| e.to_string())?;
+        Ok(Planned::Upgrade(read.plan, read.facts, read.vm_templates))
+    })
 }

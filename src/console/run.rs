@@ -318,9 +318,6 @@ fn perform(
             if let Some(plan) = task.get::<crate::upgrade::kubernetes::KubernetesUpgradePlan>() {
                 count_removed(&console.state, plan.clone(), app_tx);
             }
-            if let Some(request) = task.get::<crate::views::capi_upgrade::CapiPlanRequest>() {
-                super::read_plans::capi_upgrade(console, request.clone(), app_tx);
-            }
             if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
                 super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }

@@ -14,7 +14,6 @@ pub use crate::tui::Look;
 
 pub mod actions;
 pub mod capi;
-pub mod capi_upgrade;
 pub mod certs;
 pub mod cluster;
 pub mod cluster_plan;
@@ -54,7 +53,6 @@ pub fn screens() -> Screens {
         Box::new(progress::ProgressScreen::default()),
         Box::new(actions::ActionsScreen::default()),
         Box::new(capi::CapiScreen::default()),
-        Box::new(capi_upgrade::CapiUpgradeScreen::default()),
         Box::new(certs::CertsScreen::default()),
         Box::new(cluster_plan::ClusterPlanScreen::default()),
         Box::new(config::ConfigScreen::default()),

@@ -28,17 +28,18 @@ fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
     guards
         .iter()
         .map(|guard| {
-            let (glyph, tone) = match guard.verdict {
-                Verdict::Pass => (g.ok, Tone::Ok),
-                Verdict::Warn => (g.warn, Tone::Warn),
-                Verdict::Fail => (g.error, Tone::Error),
+            // A passing guard's reason is muted.
+            let (glyph, tone, reason) = match guard.verdict {
+                Verdict::Pass => (g.ok, Tone::Ok, Tone::Muted),
+                Verdict::Warn => (g.warn, Tone::Warn, Tone::Warn),
+                Verdict::Fail => (g.error, Tone::Error, Tone::Error),
             };
             TableRow {
                 key: guard.id.title().to_string(),
                 cells: vec![
                     TableCell::new(format!("{glyph} {}", verdict_word(guard.verdict)), tone),
                     TableCell::plain(guard.id.title()),
-                    TableCell::new(&guard.reason, tone_of_reason(guard.verdict)),
+                    TableCell::new(&guard.reason, reason),
                 ],
             }
         })
@@ -69,7 +70,7 @@ impl<'a> ChecksPane<'a> {
             guards: &plan.guards,
             active: plan.guards_focused(),
             empty,
-            ack_prompt: plan.ack_prompt(),
+            ack_prompt: plan.guards.ack_prompt(),
             refused: plan.start_refused(),
             noun: plan.approval().map_or("cluster", |a| a.confirm_noun()),
         }
@@ -259,14 +260,6 @@ pub(super) fn guards_keep_half(area: Rect, top: usize, steps: usize, guards: usi
 
 /// What the guards pane says before any guard was evaluated.
 pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the cluster answers.";
-
-fn tone_of_reason(verdict: Verdict) -> Tone {
-    match verdict {
-        Verdict::Pass => Tone::Muted,
-        Verdict::Warn => Tone::Warn,
-        Verdict::Fail => Tone::Error,
-    }
-}
 
 /// A plan told as lines (what it does and to what), over a table of its subjects when it has
 /// one (an etcd plan's members), then its checks: the actions' plans.

@@ -1,7 +1,7 @@
 //! The cluster plan on the one plan screen, and its update step: the replica count typed
-//! (digits only), the plan asked of the console and read again on `r`, and the approved plan
-//! handed to the one runner (the one gate's keys are every plan's). Pure: the reads are asked
-//! for as screen tasks and answered as news.
+//! (digits only), the plan asked of the console and read again on `r`, an upgrade's phases
+//! moved through and explained, and the approved plan handed to the one runner (the one gate's
+//! keys are every plan's). Pure: the reads are asked for as screen tasks and answered as news.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -18,6 +18,7 @@ use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::capi_scale::{ScaleTarget, scale_target};
 use crate::tui::Look;
+use crate::upgrade::explain;
 use crate::views::plan::{PlanOperation, closed_with};
 
 /// The replica count's key intents (the plan's are the one gate's every plan has).
@@ -43,14 +44,18 @@ fn plan_of(cluster: &str, asked: Asked) -> (ClusterPlanHolder, Effect) {
         cluster: cluster.to_string(),
         asked: asked.clone(),
     };
-    let plan = ClusterPlan { asked, read: None };
+    let plan = ClusterPlan {
+        asked,
+        read: None,
+        phase: 0,
+    };
     let read = Effect::Screen(ScreenTask::new(NAME, task));
     (ClusterPlanHolder::new(cluster, plan), read)
 }
 
 impl PlanOperation for ClusterPlan {
     const NAME: ScreenName = NAME;
-    const TITLE: &'static str = "Delete or CAPI scale plan";
+    const TITLE: &'static str = "Delete, CAPI scale or CAPI-way upgrade plan";
     /// The object a scale is for, and the digits of its new replica count typed so far.
     type Kept = Option<(ScaleTarget, String)>;
     type Key = PlanKey;
@@ -67,13 +72,15 @@ impl PlanOperation for ClusterPlan {
     /// `D` (words `delete [CLUSTER]`): the delete plan of the cluster named, else of the one
     /// selected where it was pressed (the fleet's row, the cluster in use), asked of the console;
     /// `s` on `:capi` (words `scale ROW`): the replica count of the object scaling the tree's
-    /// row `ROW` of the cluster in use scales, asked first.
+    /// row `ROW` of the cluster in use scales, asked first; `u` / `U` on a cluster Cluster API
+    /// owns (words `upgrade PRODUCT [TARGET]`): the CAPI-way plan to the target the in-place
+    /// plan would choose (the one named, else its default), asked of the console.
     fn open(
         screen: &mut ClusterPlanScreen,
         opening: &Opening,
         shared: &Shared,
     ) -> Result<Step, Message> {
-        match opening.words.as_slice() {
+        let (cluster, asked) = match opening.words.as_slice() {
             [kind, named @ ..] if kind == "delete" && named.len() < 2 => {
                 let cluster = named.first().or(opening.cluster.as_ref());
                 let cluster = cluster.ok_or_else(|| {
@@ -81,9 +88,11 @@ impl PlanOperation for ClusterPlan {
                         "no cluster selected: D deletes the fleet's selected cluster or the one in use",
                     )
                 })?;
-                let (plan, read) = plan_of(cluster, Asked::Delete);
-                (screen.plan, screen.kept) = (Some(plan), None);
-                Ok(Step::effects(vec![read]))
+                (cluster.clone(), Asked::Delete)
+            }
+            [kind, words @ ..] if kind == "upgrade" => {
+                let request = super::upgrade::request_of(words, shared)?;
+                (request.cluster.clone(), Asked::Upgrade(request))
             }
             [kind, row] if kind == "scale" => {
                 let cluster = shared.cluster_in_use()?;
@@ -94,12 +103,17 @@ impl PlanOperation for ClusterPlan {
                 let target =
                     target.map_err(|why| Message::warn(format!("nothing to scale: {why}")))?;
                 (screen.plan, screen.kept) = (None, Some((target, String::new())));
-                Ok(Step::default())
+                return Ok(Step::default());
             }
-            _ => Err(Message::warn(
-                "D on the fleet or a cluster plans its delete; s on :capi its scale",
-            )),
-        }
+            _ => {
+                return Err(Message::warn(
+                    "D on the fleet or a cluster plans its delete; s on :capi its scale",
+                ));
+            }
+        };
+        let (plan, read) = plan_of(&cluster, asked);
+        (screen.plan, screen.kept) = (Some(plan), None);
+        Ok(Step::effects(vec![read]))
     }
 
     fn on_key(screen: &mut ClusterPlanScreen, key: PlanKey, _: &Shared) -> Step {
@@ -139,6 +153,24 @@ impl PlanOperation for ClusterPlan {
             typed.push(c);
         }
         Step::default()
+    }
+
+    fn list(&self) -> (usize, usize) {
+        (self.phase, self.upgrade().map_or(0, |p| p.phases.len()))
+    }
+
+    fn select(&mut self, at: usize) {
+        self.phase = at;
+    }
+
+    /// `?` on an upgrade's phase: what it patches and the Machines it replaces, in order.
+    fn explain(&self) -> Option<(String, String)> {
+        if let Some(Err(e)) = &self.read {
+            return Some(("no plan".to_string(), e.clone()));
+        }
+        let plan = self.upgrade()?;
+        let phase = plan.phases.get(self.phase)?;
+        Some((phase.label(), explain::capi_phase(plan, phase)))
     }
 
     /// `r`: the plan read again.
@@ -203,13 +235,12 @@ fn make_plan(screen: &mut ClusterPlanScreen) -> Step {
 }
 
 /// A plan the console read, with its guards; ignored unless it answers the plan on screen
-/// (its cluster, and its kind: a delete or a scale).
+/// (its cluster, and what was asked: a delete, a scale or an upgrade to its target).
 fn planned(screen: &mut ClusterPlanScreen, news: &ClusterPlanNews, shared: &Shared) -> bool {
     let Some(holder) = screen.plan.as_mut() else {
         return false;
     };
-    let kind = std::mem::discriminant::<Asked>;
-    if news.task.cluster != holder.cluster || kind(&news.task.asked) != kind(&holder.plan.asked) {
+    if news.task.cluster != holder.cluster || news.task.asked != holder.plan.asked {
         return false;
     }
     holder.plan.read = Some(news.read.clone());

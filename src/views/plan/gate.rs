@@ -51,7 +51,7 @@ pub fn approved_step<K: PlanSubject>(
         return Step::closed_approval(approved);
     };
     reread_guards(plan, shared);
-    if !plan.approves(approved.action()) {
+    if plan.approval().as_ref() != Some(approved.action()) {
         return Step::closed_approval(approved);
     }
     if let Some(refused) = plan.start_refused() {
@@ -77,7 +77,7 @@ pub const ACK_PROMPT: &str = "acknowledge> ";
 
 /// `a`: the input line for the acknowledgement a guard needs, when one does.
 pub fn acknowledge_step<K: PlanSubject>(plan: &PlanHolder<K>) -> Step {
-    match plan.missing_ack() {
+    match plan.guards.missing_ack() {
         Some(_) => Step::ask(Ask::Input {
             prompt: ACK_PROMPT,
             text: String::new(),
@@ -141,7 +141,7 @@ pub fn closed_with(why: impl Into<String>) -> Step {
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
 pub fn ack_step<K: PlanSubject>(plan: &mut PlanHolder<K>, text: &str, shared: &Shared) -> Step {
-    let Some(needed) = plan.missing_ack().map(String::from) else {
+    let Some(needed) = plan.guards.missing_ack().map(String::from) else {
         return Step::default();
     };
     if text.trim() != needed {

@@ -192,8 +192,12 @@ static SWITCH: &[Binding<Switch, ()>] = &[
 ];
 
 impl<K: PlanOperation> PlanScreen<K> {
-    /// Whether Tab switches between the plan's own list and its guards.
-    const TAB: bool = K::OWN_LIST && !K::APART;
+    /// Whether Tab switches between the plan's own list and its guards (before any plan:
+    /// whether every plan of the operation has that list).
+    fn tab(&self) -> bool {
+        let list = (self.plan.as_ref()).map_or(K::OWN_LIST, |p| p.plan.has_list());
+        list && !K::APART
+    }
 
     /// The plan with its guards, else a step that does nothing.
     fn common(&mut self, key: Common, shared: &Shared) -> Step {
@@ -232,7 +236,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
 
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = Vec::new();
-        if Self::TAB {
+        if self.tab() {
             lines.extend(key_lines(SWITCH, &()));
         }
         if let Some((keys, help)) = K::typing(self) {
@@ -245,7 +249,10 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         }
         lines.extend(key_lines(K::own_keys(self), self));
         if !K::before_plan(self) {
-            let ack = self.plan.as_ref().is_some_and(|p| p.ack_prompt().is_some());
+            let ack = self
+                .plan
+                .as_ref()
+                .is_some_and(|p| p.guards.ack_prompt().is_some());
             lines.extend(key_lines(GATE, &ack));
         }
         if K::moves(self) {
@@ -258,7 +265,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
         let gate = !K::before_plan(self) && intent(GATE, event).is_some();
         let moves = K::moves(self) && intent(MOVE_KEYS, event).is_some();
         let typing = K::typing(self).is_some() && typed_char(event).is_some();
-        let switch = Self::TAB && intent(SWITCH, event).is_some();
+        let switch = self.tab() && intent(SWITCH, event).is_some();
         typing || switch || intent(K::own_keys(self), event).is_some() || gate || moves
     }
 
@@ -274,7 +281,7 @@ impl<K: PlanOperation> ScreenModule for PlanScreen<K> {
             self.own_field = matches!(step.ask, Some(Ask::Input { .. }));
             return step;
         }
-        if Self::TAB && intent(SWITCH, event).is_some() {
+        if self.tab() && intent(SWITCH, event).is_some() {
             if let Some(plan) = self.plan.as_mut() {
                 plan.on_guards = !plan.on_guards;
             }

@@ -10,6 +10,7 @@ use super::keys::{KUBERNETES, KubeKey, RolloutKey};
 use super::view::{labelled, target_line};
 use super::{
     KUBE_PLAN, PlanKind, RemovedApisCounted, RolloutPlan, RolloutPlanModule, RolloutPlanScreen,
+    rebuilt,
 };
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
@@ -21,7 +22,7 @@ use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
+    KubeGuardInput, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
     chosen_kubernetes_target, kubernetes_plan_guards,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict, explain};
@@ -104,7 +105,6 @@ fn count_key(plan: &KubernetesUpgradePlan) -> (String, String) {
 
 impl PlanKind for Kubernetes {
     type Settings = KubeSettings;
-    type Step = KubeStep;
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -145,19 +145,6 @@ impl PlanKind for Kubernetes {
             plan.removed_apis = counts.clone();
         }
         plan
-    }
-
-    fn steps(plan: &KubernetesUpgradePlan) -> &[KubeStep] {
-        &plan.steps
-    }
-
-    fn step_key(index: usize, _: &KubeStep) -> String {
-        index.to_string()
-    }
-
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
-        let previous = previous.and_then(|p| p.parse::<usize>().ok()).unwrap_or(0);
-        Some(previous.min(keys.len().saturating_sub(1)).to_string())
     }
 
     fn guards(
@@ -218,15 +205,11 @@ impl PlanKind for Kubernetes {
         (wanted.map(|w| Effect::Screen(ScreenTask::new(KUBE_PLAN, w)))).collect()
     }
 
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: KubeKey, shared: &Shared) -> Step {
+    fn on_own_key(plan: &mut KubePlanScreen, key: KubeKey, shared: &Shared) -> Step {
         match key {
-            KubeKey::PrePull => {
-                if let Some(plan) = module.plan.as_mut() {
-                    plan.pre_pull = !plan.pre_pull;
-                }
-                module.rebuilt(shared)
-            }
+            KubeKey::PrePull => plan.pre_pull = !plan.pre_pull,
         }
+        rebuilt(plan, shared)
     }
 
     /// The count arrived: kept when it answers the plan on screen, whose guards read again.
@@ -251,7 +234,6 @@ impl PlanKind for Kubernetes {
         true
     }
 
-    const NOT_OPEN: &'static str = "No Kubernetes upgrade plan open: U on a cluster plans one.";
     const NO_STEPS: &'static str = "No steps.";
     const STEP_COLUMNS: &'static [Column] = &[
         col("#", Width::Content),
@@ -343,6 +325,6 @@ impl PlanKind for Kubernetes {
 
     fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
         let guards = screen.guards.shown.len();
-        guards_keep_half(area, summary_lines, screen.steps().len(), guards)
+        guards_keep_half(area, summary_lines, screen.step_keys().len(), guards)
     }
 }

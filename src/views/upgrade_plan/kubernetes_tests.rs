@@ -203,7 +203,7 @@ fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
     let removed = guard(&state, GuardId::RemovedApis);
     assert_eq!(removed.verdict, GuardVerdict::Fail);
     assert!(removed.reason.contains("flowschemas"), "{}", removed.reason);
-    assert_eq!(screen(&state).missing_ack(), Some(REMOVED_APIS_ACK));
+    assert_eq!(screen(&state).guards.missing_ack(), Some(REMOVED_APIS_ACK));
     let effects = press(&mut state, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
@@ -232,7 +232,10 @@ fn a_single_control_plane_asks_for_its_acknowledgement() {
     let mut state = state_with(status);
     let plan = open(&mut state);
     update(&mut state, counted(&plan, vec![]));
-    assert_eq!(screen(&state).missing_ack(), Some(SINGLE_CONTROL_PLANE_ACK));
+    assert_eq!(
+        screen(&state).guards.missing_ack(),
+        Some(SINGLE_CONTROL_PLANE_ACK)
+    );
     type_ack(&mut state, SINGLE_CONTROL_PLANE_ACK);
     assert_eq!(screen(&state).start_refused(), None);
 }

@@ -107,9 +107,9 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
                 if let Some(t) = cycled_in(&plan.targets, &plan.target, forward) {
                     plan.target = t.clone();
                 }
-                module.rebuilt(shared)
+                rebuilt(plan, shared)
             }
-            RolloutKey::Own(key) => K::on_own_key(module, key, shared),
+            RolloutKey::Own(key) => K::on_own_key(plan, key, shared),
         }
     }
 
@@ -118,15 +118,15 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
     }
 
     fn on_input(module: &mut RolloutPlanModule<K>, text: &str, shared: &Shared) -> Step {
-        K::on_input(module, text, shared)
+        (module.plan.as_mut()).map_or_else(Step::default, |plan| K::on_input(plan, text, shared))
     }
 
     fn list(&self) -> (usize, usize) {
-        (self.step_index(), self.steps().len())
+        (self.step_index(), self.step_keys().len())
     }
 
     fn select(&mut self, at: usize) {
-        self.step = self.steps().get(at).map(|s| K::step_key(at, s));
+        self.step = self.step_keys().get(at).cloned();
     }
 
     fn explain(&self) -> Option<(String, String)> {
@@ -152,23 +152,20 @@ impl<K: PlanKind> PlanOperation for RolloutPlan<K> {
         shared: &Shared,
         look: &Look,
     ) {
-        view::render::<K>(module.plan.as_ref(), shared.readonly, look, area, buf);
+        if let Some(plan) = module.plan.as_ref() {
+            view::render::<K>(plan, shared.readonly, look, area, buf);
+        }
     }
 }
 
-impl<K: PlanKind> RolloutPlanModule<K> {
-    /// The plan made again from live status (a new target or option), its guards read again
-    /// and what it asks of the console asked.
-    fn rebuilt(&mut self, shared: &Shared) -> Step {
-        let Some(plan) = self.plan.as_mut() else {
-            return Step::default();
-        };
-        if let Some(live) = shared.fleet.cluster(&plan.cluster) {
-            plan.rebuild(&live.status);
-        }
-        reread_guards(plan, shared);
-        Step::effects(K::asks(plan))
+/// `plan` made again from live status (a new target or option), its guards read again and
+/// what it asks of the console asked.
+fn rebuilt<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, shared: &Shared) -> Step {
+    if let Some(live) = shared.fleet.cluster(&plan.cluster) {
+        plan.rebuild(&live.status);
     }
+    reread_guards(plan, shared);
+    Step::effects(K::asks(plan))
 }
 
 #[cfg(test)]

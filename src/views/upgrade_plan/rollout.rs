@@ -29,8 +29,6 @@ pub trait PlanKind:
 {
     /// The kind's own choices and findings (options, image, pre-pull, removed-API count).
     type Settings: Debug + Clone + PartialEq + Eq + Send + Sync;
-    /// One row of the plan's step table.
-    type Step: Clone;
 
     /// The offered targets (plus one named on the command line) and the one chosen, from the
     /// `learned` releases (a kind that learns none ignores them).
@@ -46,11 +44,6 @@ pub trait PlanKind:
         target: &Version,
         settings: &mut Self::Settings,
     ) -> Result<Self::Plan, String>;
-    fn steps(plan: &Self::Plan) -> &[Self::Step];
-    /// The key a step is selected by (kept across rebuilds).
-    fn step_key(index: usize, step: &Self::Step) -> String;
-    /// The selection after a rebuild, given the one before.
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String>;
     /// Every guard of the plan over live status, as the console shows it (`acks`: those typed).
     fn guards(
         rollout: &RolloutPlan<Self>,
@@ -88,22 +81,21 @@ pub trait PlanKind:
         Vec::new()
     }
     /// One of its own keys on the open plan.
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: Self::Key, shared: &Shared) -> Step;
+    fn on_own_key(plan: &mut RolloutPlanScreen<Self>, key: Self::Key, shared: &Shared) -> Step;
     /// News from its IO task; whether it changed what the screen shows.
     fn on_news(module: &mut RolloutPlanModule<Self>, news: &ScreenNews, shared: &Shared) -> bool;
-    /// Enter on the field one of its own keys asked for.
-    fn on_input(_module: &mut RolloutPlanModule<Self>, _text: &str, _shared: &Shared) -> Step {
+    /// Enter on the field one of its own keys asked for, on the open plan.
+    fn on_input(_plan: &mut RolloutPlanScreen<Self>, _text: &str, _shared: &Shared) -> Step {
         Step::default()
     }
 
     // Its pane (`view`).
-    /// What the pane says while no plan of this kind is open.
-    const NOT_OPEN: &'static str;
     /// What the step table says with no rows.
     const NO_STEPS: &'static str;
     const STEP_COLUMNS: &'static [Column];
     /// The lines above the steps (target, options, findings).
     fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
+    /// The plan's step table; a step is selected by its row's key (kept across rebuilds).
     fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
     /// The step table's title.
     fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
@@ -120,7 +112,7 @@ pub struct RolloutPlan<K: PlanKind> {
     pub target: Version,
     /// The plan, or why none could be made (one line).
     pub made: Result<K::Plan, String>,
-    /// The selected step, by [`PlanKind::step_key`].
+    /// The selected step, by its row's key ([`PlanKind::step_rows`]).
     pub step: Option<String>,
     pub settings: K::Settings,
 }
@@ -161,24 +153,20 @@ impl<K: PlanKind> RolloutPlan<K> {
         Ok(PlanHolder::new(&status.name, rollout))
     }
 
-    /// Makes the plan again from live status with the screen's settings.
+    /// Makes the plan again from live status with the screen's settings; the selected step
+    /// stays while it is still a row, else the row where it was (the last, if fewer) is.
     pub fn rebuild(&mut self, status: &ClusterStatus) {
+        let at = self.step_index();
         self.made = K::make_plan(status, &self.target, &mut self.settings);
         let keys = self.step_keys();
-        self.step = K::reselect(self.step.take(), &keys);
+        let kept = self.step.take().filter(|step| keys.contains(step));
+        self.step = kept.or_else(|| keys.get(at.min(keys.len().saturating_sub(1))).cloned());
     }
 
-    fn step_keys(&self) -> Vec<String> {
-        let steps = self.steps();
-        steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| K::step_key(i, s))
-            .collect()
-    }
-
-    pub fn steps(&self) -> &[K::Step] {
-        self.made.as_ref().map(K::steps).unwrap_or(&[])
+    /// The keys of the step table's rows, in order (none without a plan).
+    pub fn step_keys(&self) -> Vec<String> {
+        let rows = self.made.as_ref().map(K::step_rows).unwrap_or_default();
+        rows.into_iter().map(|row| row.key).collect()
     }
 
     /// Every guard of the plan made, with the refusal of a cluster Cluster API owns; none

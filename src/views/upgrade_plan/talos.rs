@@ -15,6 +15,7 @@ use super::keys::{RolloutKey, TALOS, TalosKey};
 use super::view::{label, labelled, target_line};
 use super::{
     PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
+    rebuilt,
 };
 use crate::app::binding::Binding;
 use crate::app::message::Message;
@@ -25,7 +26,7 @@ use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::fleet::ClusterStatus;
 use crate::tui::Role;
 use crate::upgrade::{
-    Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
+    Direction, Guard, LearnedReleases, RolloutInProgress, StepState, TalosOs, UpgradeApi,
     UpgradeOptions, UpgradePlan, chosen_talos_target, explain, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
@@ -72,7 +73,6 @@ impl RolloutPlan<TalosOs> {
 
 impl PlanKind for TalosOs {
     type Settings = TalosSettings;
-    type Step = PlanStep;
     fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
@@ -116,18 +116,6 @@ impl PlanKind for TalosOs {
         })
     }
 
-    fn steps(plan: &UpgradePlan) -> &[PlanStep] {
-        &plan.steps
-    }
-
-    fn step_key(_: usize, step: &PlanStep) -> String {
-        step.node.clone()
-    }
-
-    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
-        previous.or_else(|| keys.first().cloned())
-    }
-
     fn guards(
         _: &RolloutPlan<TalosOs>,
         plan: &UpgradePlan,
@@ -163,10 +151,7 @@ impl PlanKind for TalosOs {
         known.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"))
     }
 
-    fn on_own_key(module: &mut RolloutPlanModule<Self>, key: TalosKey, shared: &Shared) -> Step {
-        let Some(plan) = module.plan.as_mut() else {
-            return Step::close();
-        };
+    fn on_own_key(plan: &mut PlanScreen, key: TalosKey, shared: &Shared) -> Step {
         match key {
             TalosKey::EditImage => {
                 let text = match &plan.made {
@@ -203,7 +188,7 @@ impl PlanKind for TalosOs {
             }
             TalosKey::ToggleStep => return toggled(plan, shared),
         }
-        module.rebuilt(shared)
+        rebuilt(plan, shared)
     }
 
     /// The releases learned for a cluster: kept for its next plan; its open plan takes them,
@@ -233,17 +218,11 @@ impl PlanKind for TalosOs {
 
     /// Enter on the image field: a custom image, or the default again; one the plan refuses is
     /// said and dropped.
-    fn on_input(module: &mut RolloutPlanModule<Self>, text: &str, shared: &Shared) -> Step {
-        let Some(plan) = module.plan.as_mut() else {
-            return Step::default();
-        };
+    fn on_input(plan: &mut PlanScreen, text: &str, shared: &Shared) -> Step {
         let text = text.trim();
         let default = crate::upgrade::default_installer_image(&plan.target);
         plan.image = (text != default).then(|| text.to_string());
-        let step = module.rebuilt(shared);
-        let Some(plan) = module.plan.as_mut() else {
-            return step;
-        };
+        let step = rebuilt(plan, shared);
         let Err(e) = &plan.made else {
             return step;
         };
@@ -251,11 +230,10 @@ impl PlanKind for TalosOs {
         plan.image = None;
         Step {
             message: Some(refused),
-            ..module.rebuilt(shared)
+            ..rebuilt(plan, shared)
         }
     }
 
-    const NOT_OPEN: &'static str = "No upgrade plan open: u on a cluster plans one.";
     const NO_STEPS: &'static str = "No nodes.";
     const STEP_COLUMNS: &'static [Column] = &[
         col("NODE", Width::Fill(1)),
@@ -359,7 +337,7 @@ impl PlanKind for TalosOs {
     }
 
     fn layout(screen: &PlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
-        let steps = screen.steps().len() as u16;
+        let steps = screen.step_keys().len() as u16;
         let summary_height = (summary_lines as u16).min(4);
         area.layout(&Layout::vertical([
             Constraint::Length(summary_height),
@@ -403,7 +381,8 @@ fn edited(plan: &mut PlanScreen, edit: Option<PlanEdit>, shared: &Shared) -> Ste
 /// `x`: the selected node left out, or included again; a node already on the target is
 /// skipped either way.
 fn toggled(plan: &mut PlanScreen, shared: &Shared) -> Step {
-    let Some(step) = plan.steps().get(plan.step_index()).cloned() else {
+    let made = plan.made.as_ref().ok();
+    let Some(step) = made.and_then(|p| p.steps.get(plan.step_index())).cloned() else {
         return Step::default();
     };
     let edit = match step.state {

@@ -76,7 +76,14 @@ fn u_opens_the_plan_with_guards_and_the_running_minors_newest_patch() {
         p.guards
     );
     assert_eq!(p.start_refused(), None);
-    let order: Vec<&str> = p.steps().iter().map(|s| s.node.as_str()).collect();
+    let order: Vec<&str> = p
+        .made
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .map(|s| s.node.as_str())
+        .collect();
     assert_eq!(order.last(), Some(&"w-2"));
     assert_eq!(
         order[2], "cp-1",
@@ -176,7 +183,7 @@ fn guards_follow_live_status() {
 fn a_single_control_plane_needs_the_typed_acknowledgement() {
     let mut state = plan_of(fixtures::single_cp());
     assert_eq!(
-        plan(&state).missing_ack(),
+        plan(&state).guards.missing_ack(),
         Some(SINGLE_CONTROL_PLANE_ACK),
         "{:?}",
         plan(&state).guards
@@ -193,13 +200,13 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
     }
     update(&mut state, Action::Submit);
     assert!(
-        plan(&state).missing_ack().is_some(),
+        plan(&state).guards.missing_ack().is_some(),
         "a wrong text is no ack"
     );
     key(&mut state, 'a');
     update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
     update(&mut state, Action::Submit);
-    assert_eq!(plan(&state).missing_ack(), None);
+    assert_eq!(plan(&state).guards.missing_ack(), None);
     let action = gate(key(&mut state, 's'));
     assert_eq!(action.cluster(), "single");
 }
@@ -340,8 +347,16 @@ fn approval_after_the_plan_closed_does_not_run() {
 fn edits_survive_a_new_target_and_explain_says_why() {
     let mut state = plan_of(fixtures::healthy());
     key(&mut state, 'J'); // cp-2 after cp-3
-    let order =
-        |s: &AppState| -> Vec<String> { plan(s).steps().iter().map(|s| s.node.clone()).collect() };
+    let order = |s: &AppState| -> Vec<String> {
+        plan(s)
+            .made
+            .as_ref()
+            .unwrap()
+            .steps
+            .iter()
+            .map(|s| s.node.clone())
+            .collect()
+    };
     assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"]);
     key(&mut state, 't');
     assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"], "replayed");
@@ -662,7 +677,7 @@ fn the_acknowledgement_typed_after_the_image_field_was_left_is_an_acknowledgemen
     key(&mut state, 'a');
     update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
     update(&mut state, Action::Submit);
-    assert_eq!(plan(&state).missing_ack(), None);
+    assert_eq!(plan(&state).guards.missing_ack(), None);
     assert!(plan(&state).image.is_none());
 }
 

@@ -14,21 +14,14 @@ use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
 use crate::views::progress_parts::{StepTable, render_step_pane};
 use crate::views::{Look, fit};
 
-/// Draws the plan pane of the rollout plan of kind `K` open in `screen`, or what it says while
-/// none is.
+/// Draws the plan pane of the rollout plan of kind `K` open in `screen`.
 pub(super) fn render<K: PlanKind>(
-    screen: Option<&RolloutPlanScreen<K>>,
+    screen: &RolloutPlanScreen<K>,
     readonly: bool,
     look: &Look,
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let Some(screen) = screen else {
-        Paragraph::new(K::NOT_OPEN)
-            .style(look.styles.get(Role::Muted))
-            .render(area, buf);
-        return;
-    };
     let inner_width = usize::from(area.width.saturating_sub(2));
     let summary = K::summary(screen, look, inner_width);
     let [top, steps_area, guards_area, bottom] = K::layout(screen, summary.len(), area);
@@ -41,7 +34,7 @@ pub(super) fn render<K: PlanKind>(
         Ok(plan) => Ok(StepTable {
             columns: K::STEP_COLUMNS,
             rows: K::step_rows(plan),
-            total: screen.steps().len(),
+            total: screen.step_keys().len(),
             selected: screen.step.clone(),
             active: steps_active,
             empty: K::NO_STEPS,

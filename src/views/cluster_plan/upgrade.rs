@@ -1,28 +1,35 @@
-//! The CAPI-way upgrade plan screen's requests: the plan asked for the target the in-place
-//! plan would choose. Pure.
-use super::{CapiPlanRequest, NAME};
-use crate::app::action::Effect;
+//! The CAPI-way upgrade a cluster plan asks for: the target the in-place plan would choose,
+//! on the cluster in use, which Cluster API owns. Pure.
 use crate::app::message::Message;
-use crate::app::screens::{Opening, ScreenTask, Shared};
+use crate::app::screens::Shared;
+use crate::capi::CapiOwner;
 use crate::upgrade::capi::{CapiProduct, product_name};
 use crate::upgrade::kubernetes::chosen_kubernetes_target;
 use crate::upgrade::{LearnedReleases, chosen_talos_target};
 use crate::views::plan::status_in_use;
 
-pub(super) fn read_task(request: CapiPlanRequest) -> Effect {
-    Effect::Screen(ScreenTask::new(NAME, request))
+/// What the console reads for a CAPI-way plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapiPlanRequest {
+    pub cluster: String,
+    pub owner: CapiOwner,
+    pub product: CapiProduct,
+    /// The target as `spec.version` or a template names it ("v1.34.2"), and as the dispatcher
+    /// and the journal do ("1.34.2" for Kubernetes).
+    pub version: String,
+    pub target: String,
 }
 
-/// The request for the plan `opening` names (the product's word, then the target, if any)
-/// on the cluster in use, which Cluster API owns; or why there is none.
-pub(super) fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, Message> {
+/// The request for the plan `words` name (the product's word, then the target, if any) on the
+/// cluster in use, which Cluster API owns; or why there is none.
+pub(super) fn request_of(words: &[String], shared: &Shared) -> Result<CapiPlanRequest, Message> {
     let cluster = shared.cluster_in_use()?;
     let owner = shared.fleet.capi.owner(cluster).cloned();
     let owner =
         owner.ok_or_else(|| Message::warn(format!("{cluster} is not owned by Cluster API")))?;
     let status = status_in_use(shared)?;
-    let named = opening.words.get(1).map(String::as_str);
-    let product = match opening.words.first().map(String::as_str) {
+    let named = words.get(1).map(String::as_str);
+    let product = match words.first().map(String::as_str) {
         Some(word) if word == product_name(CapiProduct::Kubernetes) => CapiProduct::Kubernetes,
         _ => CapiProduct::TalosOs,
     };

@@ -1,5 +1,6 @@
 //! Unit tests of the CAPI-way upgrade in the console: `u` / `U` on a cluster Cluster API owns
-//! open the CAPI-way plan (never the in-place one) and ask the event loop to read it; the read
+//! open the CAPI-way plan on the cluster plan screen (never the in-place one) and ask the event
+//! loop to read it; the read
 //! plan's guards are `capi_read_guards`' worst first; Start asks the dispatcher for the CAPI-way
 //! action; the approval runs it on the one operation runner with its phases on the progress
 //! screen; a changed plan, or one approved while another action runs here, is not run.
@@ -18,12 +19,12 @@ use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::capi::tree_tests::fixture_tree;
-use crate::capi::{CapiView, ClusterTree};
+use crate::capi::{CapiOwner, CapiView};
 use crate::fleet::FleetEvent;
 use crate::guards::Verdict;
 use crate::kube::CapiVersion;
 use crate::upgrade::GuardId;
-use crate::upgrade::capi::capi_action;
+use crate::upgrade::capi::CapiProduct;
 use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::guards::tests::with_components;
@@ -54,17 +55,25 @@ fn owned_console() -> AppState {
     state
 }
 
-/// The CAPI-way plan screen.
-fn screen(state: &AppState) -> &CapiUpgradeScreen {
+/// The cluster plan screen.
+fn screen(state: &AppState) -> &ClusterPlanScreen {
     state
         .screens
-        .find::<CapiUpgradeScreen>()
+        .find::<ClusterPlanScreen>()
         .expect("the module")
 }
 
-/// The plan on the CAPI-way plan screen.
-fn holder(state: &AppState) -> &PlanHolder<CapiWay> {
+/// The plan on the cluster plan screen.
+fn holder(state: &AppState) -> &ClusterPlanHolder {
     screen(state).plan.as_ref().expect("the plan screen")
+}
+
+/// The CAPI-way upgrade asked on the plan screen.
+fn request(state: &AppState) -> &CapiPlanRequest {
+    match &holder(state).plan.asked {
+        Asked::Upgrade(request) => request,
+        other => panic!("an upgrade: {other:?}"),
+    }
 }
 
 fn press(state: &mut AppState, c: char) -> Vec<Effect> {
@@ -103,24 +112,36 @@ fn settled_tree() -> ClusterTree {
 }
 
 /// What the event loop reads for the plan on screen: a Kubernetes plan to v1.34.2.
-fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String>) -> CapiPlanRead {
-    let request = holder(state).plan.request.clone();
+fn read_for(
+    state: &AppState,
+    facts: Result<(ClusterTree, ClusterStatus), String>,
+) -> ClusterPlanNews {
+    let request = request(state).clone();
     let tree = settled_tree();
     let mut plan = k8s_plan(&tree, "v1.34.2");
     plan.cluster = "healthy".into();
     plan.product = request.product;
     plan.target = request.target.clone();
     plan.version = request.version.clone();
-    CapiPlanRead {
-        request,
-        plan: Ok(plan),
-        facts,
-        vm_templates: None,
+    ClusterPlanNews {
+        task: ClusterPlanTask {
+            cluster: request.cluster.clone(),
+            asked: Asked::Upgrade(request),
+        },
+        read: Ok(Planned::Upgrade(plan, facts, None)),
+    }
+}
+
+/// The plan in `read`.
+fn plan_in(read: &ClusterPlanNews) -> CapiUpgradePlan {
+    match &read.read {
+        Ok(Planned::Upgrade(plan, ..)) => plan.clone(),
+        other => panic!("an upgrade plan: {other:?}"),
     }
 }
 
 /// The event loop's read arrives.
-fn shown(state: &mut AppState, read: CapiPlanRead) {
+fn shown(state: &mut AppState, read: ClusterPlanNews) {
     let news = ScreenNews::new(NAME, read);
     update(state, Action::Event(AppEvent::Screen(news)));
 }
@@ -131,12 +152,12 @@ fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_r
     let effects = press(&mut state, 'u');
     assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
     let plan = holder(&state);
-    let request = &plan.plan.request;
+    let request = request(&state);
     assert_eq!(request.product, CapiProduct::TalosOs);
     assert_eq!(request.owner, owner());
     assert!(request.version.starts_with('v'));
     assert!(
-        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<CapiPlanRequest>() == Some(request)),
+        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<ClusterPlanTask>().map(|t| &t.asked) == Some(&plan.plan.asked)),
         "{effects:?}"
     );
     assert_eq!(
@@ -192,10 +213,12 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     let mut state = owned_console();
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
-    let plan = read.plan.clone().unwrap();
+    let plan = plan_in(&read);
     // A read for another request (the target changed meanwhile) is not shown.
     let mut stale = read.clone();
-    stale.request.version = "v0.0.1".into();
+    if let Asked::Upgrade(request) = &mut stale.task.asked {
+        request.version = "v0.0.1".into();
+    }
     shown(&mut state, stale);
     assert!(holder(&state).plan.read.is_none());
     shown(&mut state, read);
@@ -293,10 +316,7 @@ fn an_approval_while_another_action_runs_here_is_not_run() {
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
     shown(&mut state, read);
-    let plan = match holder(&state).plan.plan() {
-        Some(Ok(plan)) => plan.clone(),
-        other => panic!("a plan: {other:?}"),
-    };
+    let plan = holder(&state).plan.upgrade().expect("a plan").clone();
     let running = crate::operation::progress::OperationProgress::start(
         crate::operation::OperationKind::NodeReboot,
         "healthy",
