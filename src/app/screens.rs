@@ -274,9 +274,10 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     fn operation(&self) -> Option<&OperationProgress> {
         None
     }
-    /// Whether it shows the cluster in use (the header names it, the pollers focus on it).
+    /// Whether it shows the cluster in use (the header names it, the pollers focus on it):
+    /// every screen but the fleet-wide ones.
     fn of_cluster_in_use(&self) -> bool {
-        false
+        true
     }
     /// Where Esc leads when it was opened from nowhere else.
     fn home(&self) -> Screen {

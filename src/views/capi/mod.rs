@@ -141,10 +141,6 @@ impl ScreenModule for CapiScreen {
         shown
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn home(&self) -> crate::app::screen::Screen {
         crate::app::screen::Screen::Cluster(crate::app::screen::Pane::Nodes)
     }

@@ -105,10 +105,6 @@ impl ScreenModule for Checklist {
         self.latest.as_ref().is_some_and(|h| h.running())
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn home(&self) -> Screen {
         Screen::Cluster(Pane::Nodes)
     }
