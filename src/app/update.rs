@@ -36,7 +36,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     // Reports, news and ticks: a redraw only when they changed what is on screen.
     let (redraw, effects) = match action {
-        Action::Event(AppEvent::Fleet(event)) => (on_fleet_event(state, event), Vec::new()),
+        Action::Event(AppEvent::Fleet(event)) => (panes::on_fleet_event(state, event), Vec::new()),
         Action::Event(AppEvent::Screen(news)) => {
             // A configuration change's end: the nodes' configurations are compared again.
             if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
@@ -134,22 +134,6 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     state.message = Some(Message::warn(question.clone()));
     state.quit_question = Some(question);
     Vec::new()
-}
-
-/// A poller's news folded into the model, then every screen that reads the cluster's model
-/// told it changed; whether anything on screen did.
-fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool {
-    let cluster = event.cluster().to_string();
-    let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
-    let certificates = matches!(event, crate::fleet::FleetEvent::Certificates { .. });
-    let mut redraw = panes::on_fleet_event(state, event);
-    let change = super::screens::FleetChange {
-        cluster: &cluster,
-        certificates,
-        capi,
-    };
-    redraw |= super::shell::on_fleet_change(state, &change);
-    redraw
 }
 
 /// Discovery ran again (`:reload`): its clusters replace the list; the cluster in use stays
