@@ -44,7 +44,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
         kept_backups,
     };
     super::shell::on_news(state, &ScreenNews::new(ACTIONS, opened));
-    super::shell::open(state, ACTIONS)
+    super::shell::open_with(state, ACTIONS, Vec::new())
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
