@@ -88,10 +88,7 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
         }
         Some(Ok(step)) => {
             if state.screen != Screen::Module(name) {
-                let from = state.screen;
-                let opened_from = &mut state.screens.opened_from;
-                opened_from.retain(|(n, _)| *n != name);
-                opened_from.push((name, from));
+                state.screens.opened_from.insert(name, state.screen);
             }
             state.screen = Screen::Module(name);
             state.message = None;
@@ -177,12 +174,7 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         None => {}
     }
     if step.close && state.screen == Screen::Module(name) {
-        let from = state
-            .screens
-            .opened_from
-            .iter()
-            .position(|(n, _)| *n == name)
-            .map(|i| state.screens.opened_from.remove(i).1);
+        let from = state.screens.opened_from.remove(name);
         let home = state.screens.get(name).map_or(Screen::Fleet, |m| m.home());
         state.screen = from.unwrap_or(home);
     }

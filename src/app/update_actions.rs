@@ -143,7 +143,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     let mut back = Screen::Cluster(Pane::Nodes);
     if let Screen::Module(name) = state.screen
         && super::shell::RUN_HERE.contains(&name)
-        && let Some((_, from)) = (state.screens.opened_from.iter()).find(|(n, _)| *n == name)
+        && let Some(from) = state.screens.opened_from.get(name)
     {
         back = *from;
     }
