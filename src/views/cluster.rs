@@ -63,8 +63,7 @@ fn render_pane(
 ) {
     match pane {
         Pane::Nodes => {
-            let data = prepared::table(state, TableKind::Nodes);
-            DataTable::pane(state, &data, look, active).render_block(area, buf);
+            DataTable::pane(state, TableKind::Nodes, look, active).render_block(area, buf);
         }
         Pane::Etcd => etcd::render(state, look, active, area, buf),
         Pane::Versions => versions::render(state, look, active, area, buf),
