@@ -282,7 +282,7 @@ fn open(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effec
 /// command line, whatever the screen (a key or a `:` command asked it); else the module on
 /// top's keys, or the fleet's, the cluster panes' and node detail's (`update_panes`).
 fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let overlay = match action {
+    match action {
         Action::Open(name) => return open(state, name, Vec::new()),
         Action::OpenWith(name, line) => {
             let words = line.split_whitespace().map(String::from).collect();
@@ -294,24 +294,14 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             return vec![Effect::ReloadDiscovery];
         }
         Action::ScreenKey(event) => return super::shell::on_key(state, &event),
-        Action::Show(Screen::Cluster(pane)) => {
-            panes::show_pane(state, pane);
-            None
-        }
-        Action::Show(screen) => {
-            state.screen = screen;
-            None
-        }
-        Action::OpenCommandLine => {
-            state.open_input(InputKind::Command, String::new());
-            None
-        }
-        Action::Overlay(overlay) => Some(overlay),
+        Action::Show(Screen::Cluster(pane)) => panes::show_pane(state, pane),
+        Action::Show(screen) => state.screen = screen,
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
+        Action::Overlay(overlay) => state.overlay = Some(overlay),
         // The rest are a screen's own keys; a module on top takes its own as `ScreenKey`.
-        _ if matches!(state.screen, Screen::Module(_)) => None,
+        _ if matches!(state.screen, Screen::Module(_)) => {}
         other => return panes::on_screen(state, other),
-    };
-    state.overlay = overlay;
+    }
     Vec::new()
 }
 
