@@ -246,34 +246,34 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
 
 /// How the shell opens a screen a key or a `:` command names, when opening it reads more of
 /// the console than a screen module is lent: the selection's menu, a rollout or provision
-/// that runs here, who owns the cluster. The words are the command's (its name first), none
-/// for a key.
-type Opener = fn(&mut AppState, Vec<String>) -> Vec<Effect>;
+/// that runs here, who owns the cluster. It is given the screen's name and the words, the
+/// command's (its name first), none for a key.
+type Opener = fn(&mut AppState, ScreenName, Vec<String>) -> Vec<Effect>;
 
 /// The screens opened by a rule of the shell's, by name; any other opens as it stands
 /// (`shell::open_with`).
 #[rustfmt::skip]
 static OPENERS: &[(ScreenName, Opener)] = &[
-    ("actions", |state, _| super::update_actions::open_menu(state)),
-    ("provision", |state, _| provision::open(state)),
-    ("upgrade-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::TalosOs, words.get(1).cloned())),
-    ("kube-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, words.get(1).cloned())),
-    ("capi", |state, words| match upgrade::usable_cluster(state) {
-        Some(_) => super::shell::open_with(state, "capi", words),
+    ("actions", |state, name, _| super::update_actions::open_menu(state, name)),
+    ("provision", |state, name, _| provision::open(state, name)),
+    ("upgrade-plan", |state, name, words| upgrade::open_plan(state, name, InPlaceUpgrade::TalosOs, words.get(1).cloned())),
+    ("kube-plan", |state, name, words| upgrade::open_plan(state, name, InPlaceUpgrade::Kubernetes, words.get(1).cloned())),
+    ("capi", |state, name, words| match upgrade::usable_cluster(state) {
+        Some(_) => super::shell::open_with(state, name, words),
         None => Vec::new(),
     }),
     // `:rollout` and `:provisions`: the progress of the cluster in use's of that kind.
-    (super::shell::PROGRESS, |state, words| match words.first().map(String::as_str) {
+    (super::shell::PROGRESS, |state, name, words| match words.first().map(String::as_str) {
         Some("rollout") => upgrade::show_rollout(state),
         Some("provisions") => provision::show(state),
-        _ => super::shell::open_with(state, super::shell::PROGRESS, words),
+        _ => super::shell::open_with(state, name, words),
     }),
 ];
 
 /// `Action::Open` and `OpenWith`: screen `name` by its rule, else as it stands.
 fn open(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
     match OPENERS.iter().find(|(n, _)| *n == name) {
-        Some((_, rule)) => rule(state, words),
+        Some((_, rule)) => rule(state, name, words),
         None => super::shell::open_with(state, name, words),
     }
 }
