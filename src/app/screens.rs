@@ -279,9 +279,10 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + Any + AsScreen {
     fn of_cluster_in_use(&self) -> bool {
         true
     }
-    /// Where Esc leads when it was opened from nowhere else.
+    /// Where Esc leads when it was opened from nowhere else (the shell records where every
+    /// screen it opens was opened from): the cluster in use's nodes, by default.
     fn home(&self) -> Screen {
-        Screen::Fleet
+        Screen::Cluster(super::screen::Pane::Nodes)
     }
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
 }
