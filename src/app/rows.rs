@@ -30,9 +30,6 @@ pub const FLEET_COLUMNS: &[Column] = &[
     wide("UPDATED", Width::Content),
 ];
 
-/// The fleet's order until the operator sorts: problems first (WARN).
-pub const FLEET_DEFAULT_SORT: usize = 7;
-
 pub const NODE_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)).names(),
     col("ROLE", Width::Content),
@@ -55,9 +52,6 @@ pub const NODE_COLUMNS: &[Column] = &[
     wide("DRIFT", Width::Content).when_filled(),
     col("ISSUE", Width::Fill(3)).sorted(Order::WorstFirst),
 ];
-
-/// The nodes pane's order until the operator sorts: problems first (ISSUE), then by name.
-pub const NODE_DEFAULT_SORT: usize = 13;
 
 pub const ETCD_COLUMNS: &[Column] = &[
     col("HOSTNAME", Width::Fill(2)).names(),
@@ -91,15 +85,23 @@ pub const CLUSTER_COLUMNS: &[Column] = &[
 ];
 
 /// One of the console's own tables, said once: its columns, its rows as the state shows
-/// them, the column it sorts by until the operator sorts, its title and what it says while
-/// it has no rows.
+/// them, its title and what it says while it has no rows.
 #[derive(Debug)]
 pub struct TableSpec {
     pub columns: &'static [Column],
     pub rows: fn(&AppState) -> Vec<TableRow>,
-    pub default_sort: usize,
     pub title: &'static str,
     pub empty: &'static str,
+}
+
+impl TableSpec {
+    /// The column it sorts by until the operator sorts: problems first where a column ranks
+    /// them (the fleet's WARN, the nodes pane's ISSUE), else the first.
+    pub fn default_sort(&self) -> usize {
+        (self.columns.iter())
+            .position(|c| c.order == Order::WorstFirst)
+            .unwrap_or(0)
+    }
 }
 
 /// What the fleet and the discovery list say when discovery found nothing.
@@ -108,11 +110,11 @@ const NO_CLUSTERS: &str = "No clusters found in kubeconfig or talosconfig. `talo
 /// Every table's spec, in `TableKind` order.
 #[rustfmt::skip]
 pub static SPECS: [TableSpec; 5] = [
-    TableSpec { columns: FLEET_COLUMNS, rows: fleet_rows, default_sort: FLEET_DEFAULT_SORT, title: "Clusters", empty: NO_CLUSTERS },
-    TableSpec { columns: CLUSTER_COLUMNS, rows: cluster_rows, default_sort: 0, title: "Clusters", empty: NO_CLUSTERS },
-    TableSpec { columns: NODE_COLUMNS, rows: node_rows, default_sort: NODE_DEFAULT_SORT, title: "Nodes", empty: "No node has answered yet." },
-    TableSpec { columns: ETCD_COLUMNS, rows: etcd_rows, default_sort: 0, title: "etcd", empty: "No etcd member known yet." },
-    TableSpec { columns: VERSION_COLUMNS, rows: version_rows, default_sort: 0, title: "Versions", empty: "No node has answered yet." },
+    TableSpec { columns: FLEET_COLUMNS, rows: fleet_rows, title: "Clusters", empty: NO_CLUSTERS },
+    TableSpec { columns: CLUSTER_COLUMNS, rows: cluster_rows, title: "Clusters", empty: NO_CLUSTERS },
+    TableSpec { columns: NODE_COLUMNS, rows: node_rows, title: "Nodes", empty: "No node has answered yet." },
+    TableSpec { columns: ETCD_COLUMNS, rows: etcd_rows, title: "etcd", empty: "No etcd member known yet." },
+    TableSpec { columns: VERSION_COLUMNS, rows: version_rows, title: "Versions", empty: "No node has answered yet." },
 ];
 
 impl TableKind {

@@ -48,14 +48,6 @@ pub enum Pane {
 impl Pane {
     pub const ALL: [Pane; 3] = [Pane::Nodes, Pane::Etcd, Pane::Versions];
 
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Nodes => "nodes",
-            Pane::Etcd => "etcd",
-            Pane::Versions => "versions",
-        }
-    }
-
     pub fn next(self) -> Pane {
         Pane::ALL[(self as usize + 1) % Pane::ALL.len()]
     }

@@ -203,7 +203,7 @@ pub struct FleetChange<'a> {
 /// One screen of the console as a module: its state, its keys as data, its pure update step
 /// (effects out, no IO) and its view. The shell routes to the one on top; screens never see
 /// each other.
-pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
+pub trait ScreenModule: fmt::Debug + Send + Sync + Any + AsScreen {
     fn name(&self) -> ScreenName;
     /// Its section's title in `?`.
     fn title(&self) -> &'static str;
@@ -274,37 +274,29 @@ pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     fn operation(&self) -> Option<&OperationProgress> {
         None
     }
-    /// Whether it shows the cluster in use (the header names it, the pollers focus on it).
+    /// Whether it shows the cluster in use (the header names it, the pollers focus on it):
+    /// every screen but the fleet-wide ones.
     fn of_cluster_in_use(&self) -> bool {
-        false
+        true
     }
-    /// Where Esc leads when it was opened from nowhere else.
+    /// Where Esc leads when it was opened from nowhere else (the shell records where every
+    /// screen it opens was opened from): the cluster in use's nodes, by default.
     fn home(&self) -> Screen {
-        Screen::Fleet
+        Screen::Cluster(super::screen::Pane::Nodes)
     }
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
 }
 
-/// What the shell needs of every screen module's type, whatever the screen: a copy of it,
-/// and itself as `Any` (`Screens::find`; `find_mut` lets a test set its scene). Every
-/// cloneable module has it.
+/// What the shell needs of every screen module's type, whatever the screen: a copy of it.
+/// Every cloneable module has it. (A module is `Any` itself: `Screens::find` looks one up by
+/// its type, and `find_mut` lets a test set its scene.)
 pub trait AsScreen {
     fn boxed_clone(&self) -> Box<dyn ScreenModule>;
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 impl<T: ScreenModule + Clone + 'static> AsScreen for T {
     fn boxed_clone(&self) -> Box<dyn ScreenModule> {
         Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -312,7 +304,7 @@ impl<T: ScreenModule + Clone + 'static> AsScreen for T {
 #[derive(Debug, Default)]
 pub struct Screens {
     pub(super) modules: Vec<Box<dyn ScreenModule>>,
-    pub(super) opened_from: Vec<(ScreenName, Screen)>,
+    pub(super) opened_from: std::collections::HashMap<ScreenName, Screen>,
 }
 
 impl Clone for Screens {
@@ -328,7 +320,7 @@ impl Screens {
     pub fn new(modules: Vec<Box<dyn ScreenModule>>) -> Screens {
         Screens {
             modules,
-            opened_from: Vec::new(),
+            opened_from: Default::default(),
         }
     }
 
@@ -345,14 +337,12 @@ impl Screens {
 
     /// The module of type `T`, for its own tests and the console's task runner.
     pub fn find<T: Any>(&self) -> Option<&T> {
-        self.modules.iter().find_map(|m| m.as_any().downcast_ref())
+        (self.modules.iter()).find_map(|m| (m.as_ref() as &dyn Any).downcast_ref())
     }
 
     /// The module of type `T`, to set a test's scene.
     pub fn find_mut<T: Any>(&mut self) -> Option<&mut T> {
-        self.modules
-            .iter_mut()
-            .find_map(|m| m.as_any_mut().downcast_mut())
+        (self.modules.iter_mut()).find_map(|m| (m.as_mut() as &mut dyn Any).downcast_mut())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &dyn ScreenModule> {

@@ -50,13 +50,8 @@ fn lent<R>(state: &mut AppState, f: impl FnOnce(&mut Screens, &Shared) -> R) -> 
 }
 
 /// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
-/// was opened from.
-pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
-    open_with(state, name, Vec::new())
-}
-
-/// [`open`] with the words that name what to show (`Action::OpenWith`, a `:` command's
-/// words); the screen starts with a clear message line unless it says something.
+/// was opened from, with the words that name what to show (`Action::OpenWith`, a `:`
+/// command's words); the screen starts with a clear message line unless it says something.
 pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
     if RUN_HERE.contains(&name) && shows_running(state) {
         return Vec::new();
@@ -93,10 +88,7 @@ pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> 
         }
         Some(Ok(step)) => {
             if state.screen != Screen::Module(name) {
-                let from = state.screen;
-                let opened_from = &mut state.screens.opened_from;
-                opened_from.retain(|(n, _)| *n != name);
-                opened_from.push((name, from));
+                state.screens.opened_from.insert(name, state.screen);
             }
             state.screen = Screen::Module(name);
             state.message = None;
@@ -182,12 +174,7 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         None => {}
     }
     if step.close && state.screen == Screen::Module(name) {
-        let from = state
-            .screens
-            .opened_from
-            .iter()
-            .position(|(n, _)| *n == name)
-            .map(|i| state.screens.opened_from.remove(i).1);
+        let from = state.screens.opened_from.remove(name);
         let home = state.screens.get(name).map_or(Screen::Fleet, |m| m.home());
         state.screen = from.unwrap_or(home);
     }
@@ -319,14 +306,14 @@ mod tests {
         let mut s = lab();
         s.current = None;
         s.screen = Screen::Fleet;
-        assert!(open(&mut s, "health").is_empty());
+        assert!(open_with(&mut s, "health", Vec::new()).is_empty());
         assert_eq!(s.screen, Screen::Fleet);
         let text = s.message.as_ref().map(|m| m.text.as_str());
         assert_eq!(
             text,
             Some("no cluster in use: Enter on the fleet or :ctx NAME")
         );
-        open(&mut s, "nothing");
+        open_with(&mut s, "nothing", Vec::new());
         assert_eq!(s.screen, Screen::Fleet);
         let text = s.message.as_ref().map(|m| m.text.as_str());
         assert_eq!(text, Some("no screen named nothing"));

@@ -28,7 +28,7 @@ impl Default for Tables {
     fn default() -> Tables {
         Tables {
             views: super::rows::SPECS.each_ref().map(|spec| TableView {
-                sort: spec.default_sort,
+                sort: spec.default_sort(),
                 ..TableView::default()
             }),
             usage_asked: None,

@@ -188,7 +188,6 @@ pub fn next_shown_column(data: &TableData, width: u16, current: usize) -> usize 
 /// A table ready to draw: every row that passes the filter, in sort order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableData {
-    pub kind: TableKind,
     pub columns: &'static [Column],
     pub rows: Vec<TableRow>,
     /// Rows before filtering.
@@ -208,12 +207,7 @@ pub struct ContentWidth {
 
 impl TableData {
     /// The table of `rows` (of `total` before filtering), its columns' widths measured.
-    pub fn new(
-        kind: TableKind,
-        columns: &'static [Column],
-        rows: Vec<TableRow>,
-        total: usize,
-    ) -> TableData {
+    pub fn new(columns: &'static [Column], rows: Vec<TableRow>, total: usize) -> TableData {
         let mut widths = vec![ContentWidth::default(); columns.len()];
         for row in &rows {
             for (width, cell) in widths.iter_mut().zip(&row.cells) {
@@ -224,7 +218,6 @@ impl TableData {
             }
         }
         TableData {
-            kind,
             columns,
             rows,
             total,
@@ -267,7 +260,7 @@ impl TableData {
 pub fn table(state: &AppState, kind: TableKind) -> TableData {
     let spec = kind.spec();
     let rows = (spec.rows)(state);
-    shape(kind, spec.columns, rows, state.tables.get(kind))
+    shape(spec.columns, rows, state.tables.get(kind))
 }
 
 /// The key of the row selected in table `kind` (its first row when none is), as prepared
@@ -278,12 +271,7 @@ pub fn selected_key(state: &AppState, kind: TableKind) -> Option<String> {
 }
 
 /// Filters and sorts `rows` as `view` says.
-pub fn shape(
-    kind: TableKind,
-    columns: &'static [Column],
-    rows: Vec<TableRow>,
-    view: &TableView,
-) -> TableData {
+pub fn shape(columns: &'static [Column], rows: Vec<TableRow>, view: &TableView) -> TableData {
     let total = rows.len();
     let needle = view.filter.to_lowercase();
     let mut rows: Vec<TableRow> = rows
@@ -298,7 +286,7 @@ pub fn shape(
     let sort = view.sort.min(columns.len().saturating_sub(1));
     let order = columns.get(sort).map_or(Order::Text, |c| c.order);
     if order == Order::Listed {
-        return TableData::new(kind, columns, rows, total);
+        return TableData::new(columns, rows, total);
     }
     rows.sort_by(|a, b| {
         let by_column = match (a.cells.get(sort), b.cells.get(sort)) {
@@ -322,7 +310,7 @@ pub fn shape(
             .then_with(|| natural_cmp(&a.key, &b.key));
         if view.reverse { order.reverse() } else { order }
     });
-    TableData::new(kind, columns, rows, total)
+    TableData::new(columns, rows, total)
 }
 
 /// How many cells `text` takes on a terminal.
@@ -381,7 +369,7 @@ mod tests {
             reverse: true,
             selected: Some("1".into()),
         };
-        let t = shape(TableKind::Nodes, COLS, rows, &view);
+        let t = shape(COLS, rows, &view);
         let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, vec!["3", "1"]);
         assert_eq!(t.total, 3);
@@ -408,7 +396,7 @@ mod tests {
             sort: 1,
             ..TableView::default()
         };
-        let t = shape(TableKind::Fleet, WORST, rows, &view);
+        let t = shape(WORST, rows, &view);
         let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, vec!["d-down", "c-warn", "b-warn", "a-ok"]);
     }
@@ -437,7 +425,7 @@ mod tests {
             sort: 1,
             ..TableView::default()
         };
-        let t = shape(TableKind::Nodes, ISSUES, rows, &view);
+        let t = shape(ISSUES, rows, &view);
         let names: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
         assert_eq!(names, vec!["w-2", "cp-3", "cp-1", "cp-2", "cp-10"]);
     }
@@ -459,7 +447,7 @@ mod tests {
             sort: 1,
             ..TableView::default()
         };
-        let t = shape(TableKind::Nodes, BUSY, rows, &view);
+        let t = shape(BUSY, rows, &view);
         let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, vec!["c", "e", "a", "b", "d"]);
     }

@@ -36,7 +36,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     // Reports, news and ticks: a redraw only when they changed what is on screen.
     let (redraw, effects) = match action {
-        Action::Event(AppEvent::Fleet(event)) => (on_fleet_event(state, event), Vec::new()),
+        Action::Event(AppEvent::Fleet(event)) => (panes::on_fleet_event(state, event), Vec::new()),
         Action::Event(AppEvent::Screen(news)) => {
             // A configuration change's end: the nodes' configurations are compared again.
             if let Some(ProgressNews::Event(kind, ProgressEvent::Finished(_))) = news.get()
@@ -134,22 +134,6 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     state.message = Some(Message::warn(question.clone()));
     state.quit_question = Some(question);
     Vec::new()
-}
-
-/// A poller's news folded into the model, then every screen that reads the cluster's model
-/// told it changed; whether anything on screen did.
-fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool {
-    let cluster = event.cluster().to_string();
-    let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
-    let certificates = matches!(event, crate::fleet::FleetEvent::Certificates { .. });
-    let mut redraw = panes::on_fleet_event(state, event);
-    let change = super::screens::FleetChange {
-        cluster: &cluster,
-        certificates,
-        capi,
-    };
-    redraw |= super::shell::on_fleet_change(state, &change);
-    redraw
 }
 
 /// Discovery ran again (`:reload`): its clusters replace the list; the cluster in use stays
@@ -262,34 +246,34 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
 
 /// How the shell opens a screen a key or a `:` command names, when opening it reads more of
 /// the console than a screen module is lent: the selection's menu, a rollout or provision
-/// that runs here, who owns the cluster. The words are the command's (its name first), none
-/// for a key.
-type Opener = fn(&mut AppState, Vec<String>) -> Vec<Effect>;
+/// that runs here, who owns the cluster. It is given the screen's name and the words, the
+/// command's (its name first), none for a key.
+type Opener = fn(&mut AppState, ScreenName, Vec<String>) -> Vec<Effect>;
 
 /// The screens opened by a rule of the shell's, by name; any other opens as it stands
 /// (`shell::open_with`).
 #[rustfmt::skip]
 static OPENERS: &[(ScreenName, Opener)] = &[
-    ("actions", |state, _| super::update_actions::open_menu(state)),
-    ("provision", |state, _| provision::open(state)),
-    ("upgrade-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::TalosOs, words.get(1).cloned())),
-    ("kube-plan", |state, words| upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, words.get(1).cloned())),
-    ("capi", |state, words| match upgrade::usable_cluster(state) {
-        Some(_) => super::shell::open_with(state, "capi", words),
+    ("actions", |state, name, _| super::update_actions::open_menu(state, name)),
+    ("provision", |state, name, _| provision::open(state, name)),
+    ("upgrade-plan", |state, name, words| upgrade::open_plan(state, name, InPlaceUpgrade::TalosOs, words.get(1).cloned())),
+    ("kube-plan", |state, name, words| upgrade::open_plan(state, name, InPlaceUpgrade::Kubernetes, words.get(1).cloned())),
+    ("capi", |state, name, words| match upgrade::usable_cluster(state) {
+        Some(_) => super::shell::open_with(state, name, words),
         None => Vec::new(),
     }),
     // `:rollout` and `:provisions`: the progress of the cluster in use's of that kind.
-    (super::shell::PROGRESS, |state, words| match words.first().map(String::as_str) {
+    (super::shell::PROGRESS, |state, name, words| match words.first().map(String::as_str) {
         Some("rollout") => upgrade::show_rollout(state),
         Some("provisions") => provision::show(state),
-        _ => super::shell::open_with(state, super::shell::PROGRESS, words),
+        _ => super::shell::open_with(state, name, words),
     }),
 ];
 
 /// `Action::Open` and `OpenWith`: screen `name` by its rule, else as it stands.
 fn open(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
     match OPENERS.iter().find(|(n, _)| *n == name) {
-        Some((_, rule)) => rule(state, words),
+        Some((_, rule)) => rule(state, name, words),
         None => super::shell::open_with(state, name, words),
     }
 }
@@ -298,7 +282,7 @@ fn open(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effec
 /// command line, whatever the screen (a key or a `:` command asked it); else the module on
 /// top's keys, or the fleet's, the cluster panes' and node detail's (`update_panes`).
 fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let overlay = match action {
+    match action {
         Action::Open(name) => return open(state, name, Vec::new()),
         Action::OpenWith(name, line) => {
             let words = line.split_whitespace().map(String::from).collect();
@@ -310,24 +294,14 @@ fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             return vec![Effect::ReloadDiscovery];
         }
         Action::ScreenKey(event) => return super::shell::on_key(state, &event),
-        Action::Show(Screen::Cluster(pane)) => {
-            panes::show_pane(state, pane);
-            None
-        }
-        Action::Show(screen) => {
-            state.screen = screen;
-            None
-        }
-        Action::OpenCommandLine => {
-            state.open_input(InputKind::Command, String::new());
-            None
-        }
-        Action::Overlay(overlay) => Some(overlay),
+        Action::Show(Screen::Cluster(pane)) => panes::show_pane(state, pane),
+        Action::Show(screen) => state.screen = screen,
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
+        Action::Overlay(overlay) => state.overlay = Some(overlay),
         // The rest are a screen's own keys; a module on top takes its own as `ScreenKey`.
-        _ if matches!(state.screen, Screen::Module(_)) => None,
+        _ if matches!(state.screen, Screen::Module(_)) => {}
         other => return panes::on_screen(state, other),
-    };
-    state.overlay = overlay;
+    }
     Vec::new()
 }
 

@@ -6,17 +6,14 @@ use super::action::Effect;
 use super::actions::{ActionChoice, ActionMenu, ActionRun, MenuOpened, ProgressNews, node_choices};
 use super::message::Message;
 use super::screen::{Pane, Screen, TableKind};
-use super::screens::{ScreenNews, Step};
+use super::screens::{ScreenName, ScreenNews, Step};
 use super::state::AppState;
 use crate::approval::{ApprovedAction, MutatingAction, NodeOperation};
 
-/// The actions screen's name (`views::actions`).
-const ACTIONS: &str = "actions";
-
-/// `a`: the actions screen on the menu of the actions on the selected node (nodes pane, node
-/// detail), on etcd and the selected member (etcd pane) or of the CAPI doctor's fixes; the
-/// progress instead while an action runs here.
-pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
+/// `a`: the actions screen (`views::actions`, named `screen`) on the menu of the actions on the
+/// selected node (nodes pane, node detail), on etcd and the selected member (etcd pane) or of
+/// the CAPI doctor's fixes; the progress instead while an action runs here.
+pub fn open_menu(state: &mut AppState, screen: ScreenName) -> Vec<Effect> {
     if super::shell::shows_running(state) {
         return Vec::new();
     }
@@ -43,8 +40,8 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
         snapshot_dir: state.actions.snapshot_dir.clone(),
         kept_backups,
     };
-    super::shell::on_news(state, &ScreenNews::new(ACTIONS, opened));
-    super::shell::open(state, ACTIONS)
+    super::shell::on_news(state, &ScreenNews::new(screen, opened));
+    super::shell::open_with(state, screen, Vec::new())
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -143,7 +140,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     let mut back = Screen::Cluster(Pane::Nodes);
     if let Screen::Module(name) = state.screen
         && super::shell::RUN_HERE.contains(&name)
-        && let Some((_, from)) = (state.screens.opened_from.iter()).find(|(n, _)| *n == name)
+        && let Some(from) = state.screens.opened_from.get(name)
     {
         back = *from;
     }

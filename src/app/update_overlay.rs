@@ -11,8 +11,6 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
         Overlay::Confirm(confirm) => return on_confirm(state, confirm, action),
         scrolled => scrolled,
     };
-    // Enter and `?` close an explanation and the messages; help and errors stay.
-    let text = !matches!(overlay, Overlay::Help { .. } | Overlay::Errors { .. });
     let (max, scroll) = match &mut overlay {
         // Help as long as it is laid out at this size.
         Overlay::Help { scroll } => {
@@ -32,7 +30,6 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
     let max = u16::try_from(max).unwrap_or(u16::MAX);
     match action {
         Action::Back => return Vec::new(),
-        Action::Submit if text => return Vec::new(),
         Action::Move(Move::Down) => *scroll = scroll.saturating_add(1).min(max),
         Action::Move(Move::Up) => *scroll = scroll.saturating_sub(1),
         _ => {}

@@ -105,18 +105,29 @@ fn usage_window(state: &AppState, live: &crate::fleet::ClusterLive) -> Vec<NodeI
         .collect()
 }
 
-/// Folds a report in, or holds it while paused. Returns whether the screen
-/// may show something new: not for a start of round, not for a cluster that
-/// is not on screen, not for a report that changed nothing.
+/// A poller's report folded in, or held while paused, then every screen module that reads the
+/// cluster's model told it changed (`screens::on_fleet_change`). Returns whether the screen
+/// may show something new: not for a start of round, not for a cluster that is not on screen,
+/// not for a report that changed nothing.
 pub fn on_fleet_event(state: &mut AppState, event: FleetEvent) -> bool {
-    if state.paused {
+    let cluster = event.cluster().to_string();
+    let capi = matches!(event, FleetEvent::Capi { .. });
+    let certificates = matches!(event, FleetEvent::Certificates { .. });
+    let shown = if state.paused {
         if state.held.len() >= MAX_HELD_EVENTS {
             state.held.pop_front();
         }
         state.held.push_back(event);
-        return false;
-    }
-    fold(state, event)
+        false
+    } else {
+        fold(state, event)
+    };
+    let change = super::screens::FleetChange {
+        cluster: &cluster,
+        certificates,
+        capi,
+    };
+    shown | super::shell::on_fleet_change(state, &change)
 }
 
 fn fold(state: &mut AppState, event: FleetEvent) -> bool {

@@ -10,12 +10,10 @@ use super::state::AppState;
 use crate::operation::OperationKind;
 use crate::operation::progress::OperationProgress;
 
-/// The provision wizard's screen module (`views::provision`), by name.
-const NAME: ScreenName = "provision";
-
-/// `p` / `:provision`: the wizard for the cluster on screen (or selected on the fleet); the
-/// progress of its provision instead while one runs there.
-pub fn open(state: &mut AppState) -> Vec<Effect> {
+/// `p` / `:provision`: the wizard (`views::provision`, its screen `wizard`) for the cluster on
+/// screen (or selected on the fleet); the progress of its provision instead while one runs
+/// there.
+pub fn open(state: &mut AppState, wizard: ScreenName) -> Vec<Effect> {
     let name = state
         .cluster_on_screen()
         .map(str::to_string)
@@ -33,8 +31,8 @@ pub fn open(state: &mut AppState) -> Vec<Effect> {
         )));
         return show_progress(state, cluster);
     }
-    let effects = super::shell::open_with(state, NAME, vec![NAME.into(), cluster.clone()]);
-    if state.screen == Screen::Module(NAME) {
+    let effects = super::shell::open_with(state, wizard, vec![wizard.into(), cluster.clone()]);
+    if state.screen == Screen::Module(wizard) {
         state.current = Some(cluster);
     }
     effects

@@ -6,6 +6,7 @@ use super::action::Effect;
 use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource};
 use super::screen::Screen;
+use super::screens::ScreenName;
 use super::shell::PROGRESS;
 use super::state::AppState;
 use super::update_panes::{cluster_in_use, open_selected_cluster};
@@ -16,11 +17,6 @@ use crate::upgrade::{InPlaceUpgrade, RolloutInProgress};
 /// The cluster plan screen's name (`views::cluster_plan`), the CAPI-way upgrade's: opened with
 /// `upgrade`, the product's word and the target named, if any.
 const CLUSTER_PLAN: &str = "cluster-plan";
-
-/// The in-place upgrade plan screens' names (`views::upgrade_plan`): opened with the target
-/// named, if any.
-const TALOS_PLAN: &str = "upgrade-plan";
-const KUBE_PLAN: &str = "kube-plan";
 
 /// What the plans of a cluster read their guards over, from the console's state.
 impl GuardSource for AppState {
@@ -65,9 +61,11 @@ pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
 
 /// `u`, `:upgrade [vX.Y.Z]` (`upgrade` Talos OS) and `U`, `:upgrade-k8s [VERSION]`
 /// (Kubernetes): the progress screen while this console's rollout of the cluster has not ended,
-/// the CAPI-way plan on a cluster Cluster API owns, else the in-place plan screen of the kind.
+/// the CAPI-way plan on a cluster Cluster API owns, else the in-place plan screen of the kind
+/// (`screen`, `views::upgrade_plan`), opened with the target named, if any.
 pub fn open_plan(
     state: &mut AppState,
+    screen: ScreenName,
     upgrade: InPlaceUpgrade,
     target: Option<String>,
 ) -> Vec<Effect> {
@@ -100,10 +98,6 @@ pub fn open_plan(
         let words = ["upgrade".to_string(), product].into_iter().chain(target);
         return super::shell::open_with(state, CLUSTER_PLAN, words.collect());
     }
-    let screen = match upgrade {
-        InPlaceUpgrade::TalosOs => TALOS_PLAN,
-        InPlaceUpgrade::Kubernetes => KUBE_PLAN,
-    };
     super::shell::open_with(state, screen, target.into_iter().collect())
 }
 

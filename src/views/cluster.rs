@@ -18,7 +18,7 @@ use crate::app::screen::{Pane, TableKind};
 use crate::app::state::AppState;
 use crate::tui::Role;
 
-/// The tabs line: every pane by its key, the one shown selected.
+/// The tabs line: every pane by its key and its table's title, the one shown selected.
 fn tabs(look: &Look, shown: Pane, wide: bool) -> Line<'static> {
     let s = &look.styles;
     let mut spans = vec![Span::styled(
@@ -26,7 +26,8 @@ fn tabs(look: &Look, shown: Pane, wide: bool) -> Line<'static> {
         s.get(Role::Muted),
     )];
     for (i, pane) in Pane::ALL.into_iter().enumerate() {
-        let label = format!(" {} {} ", i + 1, pane.title());
+        let title = pane.table().spec().title.to_lowercase();
+        let label = format!(" {} {title} ", i + 1);
         spans.push(match (pane == shown, wide) {
             (true, _) => Span::styled(format!("[{}]", label.trim()), s.get(Role::Selection)),
             (false, true) => Span::styled(label, s.get(Role::Muted)),
@@ -63,8 +64,7 @@ fn render_pane(
 ) {
     match pane {
         Pane::Nodes => {
-            let data = prepared::table(state, TableKind::Nodes);
-            DataTable::pane(state, &data, look, active).render_block(area, buf);
+            DataTable::pane(state, TableKind::Nodes, look, active).render_block(area, buf);
         }
         Pane::Etcd => etcd::render(state, look, active, area, buf),
         Pane::Versions => versions::render(state, look, active, area, buf),

@@ -8,7 +8,6 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::table::DataTable;
-use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
 use crate::fleet::EtcdReport;
@@ -63,8 +62,7 @@ fn alarms(etcd: Option<&EtcdReport>, look: &Look) -> Line<'static> {
 
 /// Draws the etcd pane into `area`, with the keys when `active`.
 pub fn render(state: &AppState, look: &Look, active: bool, area: Rect, buf: &mut Buffer) {
-    let data = prepared::table(state, TableKind::Etcd);
-    let table = DataTable::pane(state, &data, look, active);
+    let table = DataTable::pane(state, TableKind::Etcd, look, active);
     let inner = table.frame(area, buf, active);
     let etcd = state.current_live().map(|l| &l.status.etcd);
     let errors = etcd.and_then(|e| errors(e, look));

@@ -119,8 +119,7 @@ fn selected_line(state: &AppState, look: &Look, key: Option<&str>) -> Line<'stat
 
 /// Draws the list of clusters `kind` (the fleet, or the discovery list) into `area`.
 pub fn render(state: &AppState, look: &Look, kind: TableKind, area: Rect, buf: &mut Buffer) {
-    let data = prepared::table(state, kind);
-    let table = DataTable::pane(state, &data, look, true);
+    let table = DataTable::pane(state, kind, look, true);
     // The table has the keys, but the block is the whole screen's: not accented.
     let inner = table.frame(area, buf, false);
     let fleet = kind == TableKind::Fleet;
@@ -131,7 +130,7 @@ pub fn render(state: &AppState, look: &Look, kind: TableKind, area: Rect, buf: &
     ]));
     table.render_rows(rows, buf);
     if fleet {
-        let key = data.selected_key(state.tables.get(TableKind::Fleet));
+        let key = table.data.selected_key(table.view);
         let rollout = key
             .and_then(|k| state.fleet.cluster(k))
             .and_then(|l| l.status.rollout.as_ref());

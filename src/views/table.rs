@@ -2,6 +2,8 @@
 //! rows and names the filter and sort, a header with the sort column marked,
 //! and only the rows that fit, so a 5,000-row table costs what a screenful
 //! does. State shows as the cell's word; the tone only adds colour.
+use std::borrow::Cow;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Flex, Rect};
 use ratatui::style::Style;
@@ -173,7 +175,7 @@ pub(super) fn render_listed(
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
+    let data = TableData::new(table.columns, table.rows, table.total);
     // No sort arrow: a plan's order is the rollout order.
     let view = TableView {
         selected: table.selected,
@@ -182,7 +184,7 @@ pub(super) fn render_listed(
     };
     let (title, active, empty) = ("", table.active, table.empty);
     let table = DataTable {
-        data: &data,
+        data: Cow::Owned(data),
         view: &view,
         look,
         title,
@@ -201,7 +203,7 @@ struct TableLayout {
 
 /// One table on screen.
 pub struct DataTable<'a> {
-    pub data: &'a TableData,
+    pub data: Cow<'a, TableData>,
     pub view: &'a TableView,
     pub look: &'a Look,
     pub title: &'a str,
@@ -213,17 +215,13 @@ pub struct DataTable<'a> {
 
 impl<'a> DataTable<'a> {
     /// One of the console's own tables (the fleet and the cluster's panes) as `state` looks
-    /// at it; its title and what it says while empty are its spec's (`TableKind::spec`).
-    pub fn pane(
-        state: &'a AppState,
-        data: &'a TableData,
-        look: &'a Look,
-        active: bool,
-    ) -> DataTable<'a> {
-        let spec = data.kind.spec();
+    /// at it, its rows as prepared; its title and what it says while empty are its spec's
+    /// (`TableKind::spec`).
+    pub fn pane(state: &'a AppState, kind: TableKind, look: &'a Look, active: bool) -> Self {
+        let spec = kind.spec();
         DataTable {
-            data,
-            view: state.tables.get(data.kind),
+            data: crate::app::prepared::table(state, kind),
+            view: state.tables.get(kind),
             look,
             title: spec.title,
             active,

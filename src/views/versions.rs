@@ -89,12 +89,11 @@ fn findings(state: &AppState, look: &Look) -> Vec<Line<'static>> {
 
 /// Draws the versions pane into `area`, with the keys when `active`.
 pub fn render(state: &AppState, look: &Look, active: bool, area: Rect, buf: &mut Buffer) {
-    let data = prepared::table(state, TableKind::Versions);
-    let table = DataTable::pane(state, &data, look, active);
+    let table = DataTable::pane(state, TableKind::Versions, look, active);
     let inner = table.frame(area, buf, active);
     let findings = findings(state, look);
     let want = u16::try_from(findings.len()).unwrap_or(u16::MAX);
-    let rows_needed = u16::try_from(data.rows.len()).unwrap_or(u16::MAX) + 1;
+    let rows_needed = u16::try_from(table.data.rows.len()).unwrap_or(u16::MAX) + 1;
     // The table gets its rows first; findings get the rest (at least 3).
     let table_height = rows_needed.min(inner.height.saturating_sub(want.min(3)));
     let [rows, _, notes] = inner.layout(&Layout::vertical([

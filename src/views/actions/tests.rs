@@ -456,7 +456,7 @@ fn stuck_rollout_on_capi() -> AppState {
         owners: [("workload".to_string(), owner)].into(),
         errors: Vec::new(),
     };
-    crate::app::shell::open(&mut state, "capi");
+    crate::app::shell::open_with(&mut state, "capi", Vec::new());
     assert_eq!(state.screen, Screen::Module("capi"), "{:?}", state.message);
     state
 }

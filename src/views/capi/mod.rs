@@ -141,14 +141,6 @@ impl ScreenModule for CapiScreen {
         shown
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
-    fn home(&self) -> crate::app::screen::Screen {
-        crate::app::screen::Screen::Cluster(crate::app::screen::Pane::Nodes)
-    }
-
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         view::render(self, shared, look, area, buf);
     }

@@ -74,6 +74,11 @@ impl ScreenModule for CertsScreen {
         change.certificates
     }
 
+    /// Every cluster's, opened from the fleet.
+    fn of_cluster_in_use(&self) -> bool {
+        false
+    }
+
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         let (screen, fleet) = (self, shared.fleet);
         (&view::CertsPane {

@@ -254,10 +254,6 @@ impl ScreenModule for ConfigScreen {
         folded
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
         view::render(self, look, area, buf);
     }

@@ -12,7 +12,6 @@ use ratatui::widgets::Widget;
 
 use crate::app::binding::{Binding, Key, KeyLine, bind, intent, key_lines};
 use crate::app::message::Message;
-use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{FleetChange, ScreenModule, ScreenName, ScreenNews, Shared, Step};
 use crate::tui::Look;
 
@@ -103,14 +102,6 @@ impl ScreenModule for Checklist {
 
     fn busy(&self) -> bool {
         self.latest.as_ref().is_some_and(|h| h.running())
-    }
-
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
-    fn home(&self) -> Screen {
-        Screen::Cluster(Pane::Nodes)
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {

@@ -163,10 +163,6 @@ impl ScreenModule for LogsScreen {
         self.settle_streams(on_top)
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         (&view::LogsView {
             screen: self,

@@ -208,10 +208,6 @@ impl ScreenModule for ProgressScreen {
         self.progress.as_ref()
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn home(&self) -> Screen {
         self.back
     }

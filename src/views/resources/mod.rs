@@ -249,10 +249,6 @@ impl ScreenModule for ResourcesScreen {
         self.node.settle(NAME, REFRESH, on_top)
     }
 
-    fn of_cluster_in_use(&self) -> bool {
-        true
-    }
-
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
         view::render(self, look, area, buf);
     }
