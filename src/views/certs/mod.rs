@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, lines_with_moves};
+use crate::app::screen::Screen;
 use crate::app::screens::{FleetChange, ScreenModule, ScreenName, Shared, Step};
 use crate::fleet::FleetModel;
 use crate::fleet::cert_expiry::{CertExpiry, soonest_first};
@@ -77,6 +78,11 @@ impl ScreenModule for CertsScreen {
     /// Every cluster's, opened from the fleet.
     fn of_cluster_in_use(&self) -> bool {
         false
+    }
+
+    /// Every cluster's, so Esc leads back to the fleet when it was opened from nowhere else.
+    fn home(&self) -> Screen {
+        Screen::Fleet
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
