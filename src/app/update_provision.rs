@@ -4,20 +4,19 @@
 use super::action::Effect;
 use super::actions::ProgressNews;
 use super::message::Message;
-use super::screen::{Pane, Screen, TableKind};
+use super::screen::{Pane, Screen};
 use super::screens::ScreenName;
 use super::state::AppState;
 use crate::operation::OperationKind;
 use crate::operation::progress::OperationProgress;
 
 /// `p` / `:provision`: the wizard (`views::provision`, its screen `wizard`) for the cluster on
-/// screen (or selected on the fleet); the progress of its provision instead while one runs
-/// there.
+/// screen (or selected on the fleet or the discovery list); the progress of its provision
+/// instead while one runs there.
 pub fn open(state: &mut AppState, wizard: ScreenName) -> Vec<Effect> {
-    let name = state
-        .cluster_on_screen()
-        .map(str::to_string)
-        .or_else(|| super::tables::selected_key(state, TableKind::Clusters));
+    let selected = |table| super::tables::selected_key(state, table);
+    let name = (state.cluster_on_screen().map(str::to_string))
+        .or_else(|| state.active_table().and_then(selected));
     let Some(cluster) = name.filter(|n| state.clusters.iter().any(|c| &c.name == n)) else {
         state.message = Some(Message::warn(
             "provision: choose a cluster first (:ctx NAME)",

@@ -14,7 +14,7 @@ use crate::app::actions::ActionRun;
 use crate::app::keymap;
 use crate::app::plan_screen::{AskedPlan, PlanHolder};
 use crate::app::provision::JournalVms;
-use crate::app::screen::{Pane, Screen};
+use crate::app::screen::{Pane, Screen, TableKind};
 use crate::app::screens::ScreenNews;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{console_of, discovered, press};
@@ -293,6 +293,18 @@ fn provision_command_opens_it_too_and_no_providers_is_said() {
     assert_ne!(s.screen, Screen::Module(NAME));
     let m = s.message.unwrap();
     assert!(m.text.contains("no providers"), "{}", m.text);
+}
+
+#[test]
+fn provision_command_on_the_fleet_is_for_the_cluster_selected_there() {
+    let mut s = console_of(vec![discovered("edge"), discovered("lab")]);
+    s.provision.config = Arc::new(Config::parse(Path::new("/c/taloscope.yaml"), CONFIG).unwrap());
+    s.screen = Screen::Fleet;
+    s.select(TableKind::Fleet, "lab");
+    s.select(TableKind::Clusters, "edge");
+    update(&mut s, Action::Open("provision"));
+    assert_eq!(s.screen, Screen::Module(NAME));
+    assert_eq!(s.current.as_deref(), Some("lab"));
 }
 
 #[test]
