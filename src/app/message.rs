@@ -32,6 +32,12 @@ impl Message {
     pub fn no_cluster_in_use() -> Message {
         Message::warn("no cluster in use: Enter on the fleet or :ctx NAME")
     }
+    /// What a plan made from `cluster`'s status says before its first poll has answered.
+    pub fn no_status_yet(cluster: &str) -> Message {
+        Message::warn(format!(
+            "no status for {cluster} yet: wait for the first poll (r refreshes)"
+        ))
+    }
     fn at(level: Level, text: impl Into<String>) -> Message {
         let text = text.into();
         Message { level, text }

@@ -87,9 +87,7 @@ pub fn open_plan(
         return Vec::new();
     }
     if !state.fleet.cluster(&cluster).is_some_and(|l| l.has_data()) {
-        state.message = Some(Message::warn(format!(
-            "no status for {cluster} yet: wait for the first poll (r refreshes)"
-        )));
+        state.message = Some(Message::no_status_yet(&cluster));
         return Vec::new();
     }
     // Cluster API owns it: the CAPI way, never in place.

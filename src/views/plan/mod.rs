@@ -126,11 +126,7 @@ pub trait PlanOperation: PlanSubject + Send + Sync + 'static {
 pub fn status_in_use<'a>(shared: &Shared<'a>) -> Result<&'a ClusterStatus, Message> {
     let cluster = shared.cluster_in_use()?;
     let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
-    let live = live.ok_or_else(|| {
-        Message::warn(format!(
-            "no status for {cluster} yet: wait for the first poll (r refreshes)"
-        ))
-    })?;
+    let live = live.ok_or_else(|| Message::no_status_yet(cluster))?;
     Ok(&live.status)
 }
 
