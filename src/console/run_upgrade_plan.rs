@@ -1,6 +1,7 @@
 //! What the Talos and Kubernetes upgrades read off the event loop: the Talos releases of each
 //! discovered cluster, learned as `taloscope upgrade` learns them (its mirrors, the registry,
-//! the built-in table when none answers), each sent to the Talos plan screen as its news; the
+//! the built-in table when none answers), each sent to the Talos plan screen and the cluster
+//! plan screen (its CAPI-way upgrade) as their news; the
 //! removed-API count of a Kubernetes plan (its screen's task and news); the journals of
 //! rollouts that did not end.
 use std::path::Path;
@@ -12,9 +13,10 @@ use crate::app::actions::ProgressNews;
 use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::rollout::RolloutJournal;
-use crate::upgrade::ReleaseLookup;
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, read_removed};
-use crate::views::upgrade_plan::{KUBE_PLAN, ReleasesLearned, RemovedApisCounted, TALOS_PLAN};
+use crate::upgrade::{ReleaseLookup, ReleasesLearned};
+use crate::views::cluster_plan::NAME as CLUSTER_PLAN;
+use crate::views::upgrade_plan::{KUBE_PLAN, RemovedApisCounted, TALOS_PLAN};
 
 /// Learns the releases of every discovered cluster in a task of its own (the listing is cached
 /// in `state_dir`, so the clusters after the first usually read the cache).
@@ -22,10 +24,12 @@ pub(super) fn learn_releases(state: &AppState, state_dir: &Path, app_tx: &mpsc::
     let config = &state.provision.config;
     for cluster in &state.clusters {
         let lookup = ReleaseLookup::for_cluster(config, Some(&cluster.name), state_dir, false);
-        let cluster = cluster.name.clone();
-        super::answer(app_tx, TALOS_PLAN, async move {
+        let (cluster, app) = (cluster.name.clone(), app_tx.clone());
+        tokio::spawn(async move {
             let learned = lookup.learn().await;
-            ReleasesLearned { cluster, learned }
+            let news = ReleasesLearned { cluster, learned };
+            super::tell_screen(&app, CLUSTER_PLAN, news.clone()).await;
+            super::tell_screen(&app, TALOS_PLAN, news).await;
         });
     }
 }

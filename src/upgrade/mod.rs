@@ -31,6 +31,8 @@ pub use plan::{
     chosen_talos_target, default_installer_image, must_forfeit_leadership, offered_among,
     offered_targets, unknown_target,
 };
-pub use releases::{LearnedReleases, ReleaseLookup, ReleasesOrigin, UNLISTED_RELEASE_ACK};
+pub use releases::{
+    LearnedReleases, ReleaseLookup, ReleasesLearned, ReleasesOrigin, UNLISTED_RELEASE_ACK,
+};
 pub use runner::{KindRollout, RunOptions, UpgradeKind};
 pub use talos_os::TalosOs;

@@ -113,6 +113,15 @@ pub struct LearnedReleases {
     pub origin: ReleasesOrigin,
 }
 
+/// The Talos releases learned for one cluster (its mirrors, the registry, else the built-in
+/// table), as `taloscope upgrade` learns them: the console tells them to its upgrade plans
+/// (the in-place Talos plan and the CAPI-way one), which choose their targets among them.
+#[derive(Debug, Clone)]
+pub struct ReleasesLearned {
+    pub cluster: String,
+    pub learned: LearnedReleases,
+}
+
 impl LearnedReleases {
     /// The built-in table, for `reason`.
     pub fn built_in(reason: impl Into<String>) -> LearnedReleases {

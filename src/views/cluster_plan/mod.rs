@@ -8,6 +8,8 @@
 //! (`views::plan`). The plan kinds here, the replica count's keys and the pure update step in
 //! `update`, the upgrade's request in `upgrade`, the drawing in `view` and `replicas`; the
 //! console reads the plans (`console::read_plans`) and runs the approved one on its one runner.
+use std::collections::BTreeMap;
+
 use crate::app::actions::{ActionRun, delete_headline};
 use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject};
 use crate::app::screens::ScreenName;
@@ -17,6 +19,7 @@ use crate::capi_scale::{PreparedScale, ScaleRequest, ScaleTarget};
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::fleet::ClusterStatus;
 use crate::guards::Guard;
+use crate::upgrade::LearnedReleases;
 use crate::upgrade::capi::{CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards};
 use crate::views::plan::PlanScreen;
 
@@ -184,9 +187,19 @@ pub struct ClusterPlanNews {
     pub read: Result<Planned, String>,
 }
 
-/// The screen: the one plan screen over the cluster plan, the replica count being typed for a
-/// scale before its plan (`kept`: the object a scale is for, and the digits typed so far).
+/// The screen: the one plan screen over the cluster plan, with what it keeps beside its plan.
 pub type ClusterPlanScreen = PlanScreen<ClusterPlan>;
+
+/// What the cluster plan screen keeps beside its plan.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterPlanKept {
+    /// The replica count being typed for a scale before its plan: the object it is for, and
+    /// the digits typed so far.
+    pub scale: Option<(ScaleTarget, String)>,
+    /// The Talos releases learned for each cluster, which a CAPI-way upgrade's target is
+    /// chosen among.
+    pub releases: BTreeMap<String, LearnedReleases>,
+}
 
 #[cfg(test)]
 mod delete_tests;

@@ -105,7 +105,7 @@ fn screen(state: &AppState) -> &ClusterPlanScreen {
 
 /// The object asked about and the digits typed.
 fn asking(state: &AppState) -> Option<&(ScaleTarget, String)> {
-    screen(state).kept.as_ref()
+    screen(state).kept.scale.as_ref()
 }
 
 /// The plan on the cluster plan screen.

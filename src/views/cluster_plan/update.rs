@@ -7,8 +7,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{
-    Asked, ClusterPlan, ClusterPlanHolder, ClusterPlanNews, ClusterPlanScreen, ClusterPlanTask,
-    MAX_DIGITS, NAME,
+    Asked, ClusterPlan, ClusterPlanHolder, ClusterPlanKept, ClusterPlanNews, ClusterPlanScreen,
+    ClusterPlanTask, MAX_DIGITS, NAME,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
@@ -16,9 +16,9 @@ use crate::app::binding::{Binding, Key, bind};
 use crate::app::message::Message;
 use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, ScreenTask, Shared, Step};
-use crate::capi_scale::{ScaleTarget, scale_target};
+use crate::capi_scale::scale_target;
 use crate::tui::Look;
-use crate::upgrade::explain;
+use crate::upgrade::{ReleasesLearned, explain};
 use crate::views::plan::{PlanOperation, closed_with};
 
 /// The replica count's key intents (the plan's are the one gate's every plan has).
@@ -56,17 +56,20 @@ fn plan_of(cluster: &str, asked: Asked) -> (ClusterPlanHolder, Effect) {
 impl PlanOperation for ClusterPlan {
     const NAME: ScreenName = NAME;
     const TITLE: &'static str = "Delete, CAPI scale or CAPI-way upgrade plan";
-    /// The object a scale is for, and the digits of its new replica count typed so far.
-    type Kept = Option<(ScaleTarget, String)>;
+    type Kept = ClusterPlanKept;
     type Key = PlanKey;
 
     /// The replica count's keys while one is typed.
     fn own_keys(screen: &ClusterPlanScreen) -> &'static [Binding<PlanKey, ClusterPlanScreen>] {
-        if screen.kept.is_some() { REPLICAS } else { &[] }
+        if screen.kept.scale.is_some() {
+            REPLICAS
+        } else {
+            &[]
+        }
     }
 
     fn before_plan(screen: &ClusterPlanScreen) -> bool {
-        screen.kept.is_some()
+        screen.kept.scale.is_some()
     }
 
     /// `D` (words `delete [CLUSTER]`): the delete plan of the cluster named, else of the one
@@ -91,7 +94,7 @@ impl PlanOperation for ClusterPlan {
                 (cluster.clone(), Asked::Delete)
             }
             [kind, words @ ..] if kind == "upgrade" => {
-                let request = super::upgrade::request_of(words, shared)?;
+                let request = super::upgrade::request_of(words, shared, &screen.kept.releases)?;
                 (request.cluster.clone(), Asked::Upgrade(request))
             }
             [kind, row] if kind == "scale" => {
@@ -102,7 +105,7 @@ impl PlanOperation for ClusterPlan {
                 };
                 let target =
                     target.map_err(|why| Message::warn(format!("nothing to scale: {why}")))?;
-                (screen.plan, screen.kept) = (None, Some((target, String::new())));
+                (screen.plan, screen.kept.scale) = (None, Some((target, String::new())));
                 return Ok(Step::default());
             }
             _ => {
@@ -112,19 +115,19 @@ impl PlanOperation for ClusterPlan {
             }
         };
         let (plan, read) = plan_of(&cluster, asked);
-        (screen.plan, screen.kept) = (Some(plan), None);
+        (screen.plan, screen.kept.scale) = (Some(plan), None);
         Ok(Step::effects(vec![read]))
     }
 
     fn on_key(screen: &mut ClusterPlanScreen, key: PlanKey, _: &Shared) -> Step {
         match key {
             PlanKey::Back => {
-                (screen.kept, screen.plan) = (None, None);
+                (screen.kept.scale, screen.plan) = (None, None);
                 Step::close()
             }
             PlanKey::MakePlan => make_plan(screen),
             PlanKey::Erase => {
-                if let Some((_, typed)) = screen.kept.as_mut() {
+                if let Some((_, typed)) = screen.kept.scale.as_mut() {
                     typed.pop();
                 }
                 Step::default()
@@ -132,18 +135,27 @@ impl PlanOperation for ClusterPlan {
         }
     }
 
+    /// A plan read, shown when it answers the plan on screen; the releases learned for a
+    /// cluster, kept for its next CAPI-way upgrade.
     fn on_news(screen: &mut ClusterPlanScreen, news: &ScreenNews, shared: &Shared) -> bool {
+        if let Some(ReleasesLearned { cluster, learned }) = news.get::<ReleasesLearned>() {
+            screen
+                .kept
+                .releases
+                .insert(cluster.clone(), learned.clone());
+            return false;
+        }
         news.get::<ClusterPlanNews>()
             .is_some_and(|news| planned(screen, news, shared))
     }
 
     fn typing(screen: &ClusterPlanScreen) -> Option<(&'static str, &'static str)> {
-        (screen.kept.as_ref()).map(|_| ("0-9", "the new replica count (digits only)"))
+        (screen.kept.scale.as_ref()).map(|_| ("0-9", "the new replica count (digits only)"))
     }
 
     /// A key typed on the replica count: a digit is kept, up to [`MAX_DIGITS`].
     fn on_char(screen: &mut ClusterPlanScreen, c: char) -> Step {
-        let Some((_, typed)) = screen.kept.as_mut() else {
+        let Some((_, typed)) = screen.kept.scale.as_mut() else {
             return Step::default();
         };
         if !c.is_ascii_digit() {
@@ -197,7 +209,7 @@ impl PlanOperation for ClusterPlan {
     }
 
     fn drawn_over(screen: &ClusterPlanScreen) -> Option<Screen> {
-        screen.kept.as_ref().map(|_| Screen::Module("capi"))
+        screen.kept.scale.as_ref().map(|_| Screen::Module("capi"))
     }
 
     fn draw(
@@ -207,7 +219,7 @@ impl PlanOperation for ClusterPlan {
         shared: &Shared,
         look: &Look,
     ) {
-        match (&screen.kept, &screen.plan) {
+        match (&screen.kept.scale, &screen.plan) {
             (Some((target, typed)), _) => super::replicas::draw(target, typed, area, buf, look),
             (None, Some(plan)) => super::view::draw(plan, area, buf, shared.readonly, look),
             (None, None) => {}
@@ -217,7 +229,7 @@ impl PlanOperation for ClusterPlan {
 
 /// Enter on the replica count: its plan, read by the console.
 fn make_plan(screen: &mut ClusterPlanScreen) -> Step {
-    let Some((target, typed)) = screen.kept.take() else {
+    let Some((target, typed)) = screen.kept.scale.take() else {
         return Step::default();
     };
     let Ok(replicas) = typed.parse::<u32>() else {

@@ -1,5 +1,8 @@
-//! The CAPI-way upgrade a cluster plan asks for: the target the in-place plan would choose,
-//! on the cluster in use, which Cluster API owns. Pure.
+//! The CAPI-way upgrade a cluster plan asks for: the target the in-place plan would choose
+//! among the same releases learned at run time, on the cluster in use, which Cluster API owns.
+//! Pure.
+use std::collections::BTreeMap;
+
 use crate::app::message::Message;
 use crate::app::screens::Shared;
 use crate::capi::CapiOwner;
@@ -21,8 +24,13 @@ pub struct CapiPlanRequest {
 }
 
 /// The request for the plan `words` name (the product's word, then the target, if any) on the
-/// cluster in use, which Cluster API owns; or why there is none.
-pub(super) fn request_of(words: &[String], shared: &Shared) -> Result<CapiPlanRequest, Message> {
+/// cluster in use, which Cluster API owns, its Talos target chosen among the releases `learned`
+/// for it (the built-in table until they arrive); or why there is none.
+pub(super) fn request_of(
+    words: &[String],
+    shared: &Shared,
+    learned: &BTreeMap<String, LearnedReleases>,
+) -> Result<CapiPlanRequest, Message> {
     let cluster = shared.cluster_in_use()?;
     let owner = shared.fleet.capi.owner(cluster).cloned();
     let owner =
@@ -33,7 +41,8 @@ pub(super) fn request_of(words: &[String], shared: &Shared) -> Result<CapiPlanRe
         Some(word) if word == product_name(CapiProduct::Kubernetes) => CapiProduct::Kubernetes,
         _ => CapiProduct::TalosOs,
     };
-    let releases = LearnedReleases::built_in("no registry was asked");
+    let releases = (learned.get(cluster).cloned())
+        .unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));
     let chosen = match product {
         CapiProduct::Kubernetes => chosen_kubernetes_target(status, named),
         CapiProduct::TalosOs => chosen_talos_target(status, named, &releases),

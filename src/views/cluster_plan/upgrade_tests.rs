@@ -361,3 +361,53 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
     assert_eq!(plan.guards.shown[0].verdict, Verdict::Fail);
     assert!(plan.start_refused().is_some());
 }
+
+/// `:upgrade WORDS` typed on the command line.
+fn upgrade_command(state: &mut AppState, words: &str) {
+    update(state, Action::OpenCommandLine);
+    for c in format!("upgrade {words}").trim_end().chars() {
+        update(state, Action::Insert(c));
+    }
+    update(state, Action::Submit);
+}
+
+/// The releases a registry lists for `healthy`, told as the console tells them: the built-in
+/// table's and `tag`, a patch released after it.
+fn learned_with(tag: &str) -> Action {
+    let learned = crate::upgrade::LearnedReleases {
+        releases: crate::versions::TalosReleases::from_tags(&[tag], false),
+        origin: crate::upgrade::ReleasesOrigin::Registry {
+            registry: "127.0.0.1:5000".into(),
+            repository: "siderolabs/installer".into(),
+            age_seconds: 0,
+        },
+    };
+    let cluster = "healthy".to_string();
+    let news = ScreenNews::new(NAME, crate::upgrade::ReleasesLearned { cluster, learned });
+    Action::Event(AppEvent::Screen(news))
+}
+
+#[test]
+fn a_talos_patch_released_after_the_table_is_a_capi_way_target_once_learned() {
+    let mut state = owned_console();
+    upgrade_command(&mut state, "v1.11.9");
+    assert_ne!(state.screen, Screen::Module(NAME));
+    let refused = state.message.take().expect("the refusal").text;
+    assert!(refused.contains("v1.11.9 is not a known release"), "{refused}");
+    assert_eq!(default_target(&mut state), "v1.11.6", "the built-in table's");
+
+    update(&mut state, learned_with("v1.11.9"));
+    assert_eq!(default_target(&mut state), "v1.11.9", "the learned default");
+    upgrade_command(&mut state, "v1.11.9");
+    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    assert_eq!(request(&state).version, "v1.11.9");
+    assert_eq!(request(&state).product, CapiProduct::TalosOs);
+}
+
+/// The target `u` opens the CAPI-way plan on, the plan closed again after.
+fn default_target(state: &mut AppState) -> String {
+    press(state, 'u');
+    let version = request(state).version.clone();
+    press_code(state, KeyCode::Esc);
+    version
+}

@@ -19,8 +19,8 @@ use crate::app::screen::Screen;
 use crate::app::screens::{Opening, ScreenName, ScreenNews, Shared, Step};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::tui::Look;
+use crate::upgrade::TalosOs;
 use crate::upgrade::kubernetes::{Kubernetes, RemovedItem};
-use crate::upgrade::{LearnedReleases, TalosOs};
 use crate::views::form::cycled_in;
 use crate::views::plan::{PlanOperation, PlanScreen, reread_guards, status_in_use};
 
@@ -47,14 +47,6 @@ pub type TalosPlanModule = RolloutPlanModule<TalosOs>;
 
 /// The Kubernetes upgrade plan screen.
 pub type KubePlanModule = RolloutPlanModule<Kubernetes>;
-
-/// The Talos releases learned for a cluster (its mirrors, the registry, else the built-in
-/// table), as `taloscope upgrade` learns them: the Talos plan's news.
-#[derive(Debug, Clone)]
-pub struct ReleasesLearned {
-    pub cluster: String,
-    pub learned: LearnedReleases,
-}
 
 /// A removed-API count for one plan's (from, target), or why it failed (the Kubernetes plan's
 /// news; its task is the `KubernetesUpgradePlan` to count for).

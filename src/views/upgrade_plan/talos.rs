@@ -13,10 +13,7 @@ use ratatui::text::{Line, Span};
 
 use super::keys::{RolloutKey, TALOS, TalosKey};
 use super::view::{label, labelled, target_line};
-use super::{
-    PlanKind, ReleasesLearned, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN,
-    rebuilt,
-};
+use super::{PlanKind, RolloutPlan, RolloutPlanModule, RolloutPlanScreen, TALOS_PLAN, rebuilt};
 use crate::app::binding::Binding;
 use crate::app::message::Message;
 use crate::app::plan_screen::{PlannedRollout, roles_of};
@@ -26,8 +23,8 @@ use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::fleet::ClusterStatus;
 use crate::tui::Role;
 use crate::upgrade::{
-    Direction, Guard, LearnedReleases, RolloutInProgress, StepState, TalosOs, UpgradeApi,
-    UpgradeOptions, UpgradePlan, chosen_talos_target, explain, plan_guards,
+    Direction, Guard, LearnedReleases, ReleasesLearned, RolloutInProgress, StepState, TalosOs,
+    UpgradeApi, UpgradeOptions, UpgradePlan, chosen_talos_target, explain, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
 use crate::views::plan::reread_guards;

@@ -619,7 +619,10 @@ fn learned_with(tag: &str) -> Action {
         },
     };
     let cluster = "healthy".to_string();
-    let news = ScreenNews::new(TALOS_PLAN, ReleasesLearned { cluster, learned });
+    let news = ScreenNews::new(
+        TALOS_PLAN,
+        crate::upgrade::ReleasesLearned { cluster, learned },
+    );
     Action::Event(AppEvent::Screen(news))
 }
 
