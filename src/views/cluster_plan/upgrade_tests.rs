@@ -393,8 +393,15 @@ fn a_talos_patch_released_after_the_table_is_a_capi_way_target_once_learned() {
     upgrade_command(&mut state, "v1.11.9");
     assert_ne!(state.screen, Screen::Module(NAME));
     let refused = state.message.take().expect("the refusal").text;
-    assert!(refused.contains("v1.11.9 is not a known release"), "{refused}");
-    assert_eq!(default_target(&mut state), "v1.11.6", "the built-in table's");
+    assert!(
+        refused.contains("v1.11.9 is not a known release"),
+        "{refused}"
+    );
+    assert_eq!(
+        default_target(&mut state),
+        "v1.11.6",
+        "the built-in table's"
+    );
 
     update(&mut state, learned_with("v1.11.9"));
     assert_eq!(default_target(&mut state), "v1.11.9", "the learned default");
