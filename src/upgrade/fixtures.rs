@@ -129,3 +129,16 @@ pub fn single_cp() -> ClusterStatus {
     ];
     cluster("single", nodes, "cp-1")
 }
+
+/// The releases a loopback registry lists: the built-in table's and `tag` (a patch released
+/// after it, say), as a console or command learns them.
+pub fn registry_releases(tag: &str) -> crate::upgrade::LearnedReleases {
+    crate::upgrade::LearnedReleases {
+        releases: crate::versions::TalosReleases::from_tags(&[tag], false),
+        origin: crate::upgrade::ReleasesOrigin::Registry {
+            registry: "127.0.0.1:5000".into(),
+            repository: "siderolabs/installer".into(),
+            age_seconds: 0,
+        },
+    }
+}

@@ -374,14 +374,7 @@ fn upgrade_command(state: &mut AppState, words: &str) {
 /// The releases a registry lists for `healthy`, told as the console tells them: the built-in
 /// table's and `tag`, a patch released after it.
 fn learned_with(tag: &str) -> Action {
-    let learned = crate::upgrade::LearnedReleases {
-        releases: crate::versions::TalosReleases::from_tags(&[tag], false),
-        origin: crate::upgrade::ReleasesOrigin::Registry {
-            registry: "127.0.0.1:5000".into(),
-            repository: "siderolabs/installer".into(),
-            age_seconds: 0,
-        },
-    };
+    let learned = fixtures::registry_releases(tag);
     let cluster = "healthy".to_string();
     let news = ScreenNews::new(NAME, crate::upgrade::ReleasesLearned { cluster, learned });
     Action::Event(AppEvent::Screen(news))

@@ -610,14 +610,7 @@ fn a_capi_owned_clusters_talos_plan_is_refused_naming_the_capi_way() {
 
 /// The releases a registry lists for `healthy`: the built-in table and one newer patch.
 fn learned_with(tag: &str) -> Action {
-    let learned = crate::upgrade::LearnedReleases {
-        releases: crate::versions::TalosReleases::from_tags(&[tag], false),
-        origin: crate::upgrade::ReleasesOrigin::Registry {
-            registry: "127.0.0.1:5000".into(),
-            repository: "siderolabs/installer".into(),
-            age_seconds: 0,
-        },
-    };
+    let learned = fixtures::registry_releases(tag);
     let cluster = "healthy".to_string();
     let news = ScreenNews::new(
         TALOS_PLAN,
