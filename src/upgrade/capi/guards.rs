@@ -362,4 +362,4 @@ pub fn quorum_kept(status: &ClusterStatus) -> Guard {
 
 #[cfg(test)]
 #[path = "guards_tests.rs"]
-mod tests;
+pub(crate) mod tests;

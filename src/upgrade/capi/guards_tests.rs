@@ -5,7 +5,9 @@ use crate::kube::CapiVersion;
 use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures::{healthy, set_member_healthy};
 
-fn settled_tree() -> ClusterTree {
+/// The fixture tree with its Machines settled on v1.34.1 (up to date, ready) and its control
+/// plane saying so.
+pub(crate) fn settled_tree() -> ClusterTree {
     let mut tree = fixture_tree(CapiVersion::V1beta2);
     for m in &mut tree.machines {
         m.version = "v1.34.1".into();

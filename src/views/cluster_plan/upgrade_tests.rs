@@ -18,11 +18,9 @@ use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
-use crate::capi::tree_tests::fixture_tree;
 use crate::capi::{CapiOwner, CapiView};
 use crate::fleet::FleetEvent;
 use crate::guards::Verdict;
-use crate::kube::CapiVersion;
 use crate::upgrade::GuardId;
 use crate::upgrade::capi::CapiProduct;
 use crate::upgrade::capi::plan::tests::k8s_plan;
@@ -89,24 +87,10 @@ fn press_code(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
 /// The tree of the healthy fixture's cluster: its Machines settled on v1.34.1, each one's node
 /// one of the fixture's nodes.
 fn settled_tree() -> ClusterTree {
-    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    let mut tree = crate::upgrade::capi::guards::tests::settled_tree();
     let status = fixtures::healthy();
     for (m, node) in tree.machines.iter_mut().zip(&status.nodes) {
         m.node = node.name.clone();
-        m.version = "v1.34.1".into();
-        m.up_to_date = true;
-        m.ready = true;
-    }
-    // The provider's own word agrees once its Machines are settled.
-    for c in &mut tree
-        .control_plane
-        .as_mut()
-        .expect("a control plane")
-        .conditions
-    {
-        if c.kind == "MachinesSpecUpToDate" {
-            c.status = "True".into();
-        }
     }
     tree
 }
